@@ -122,7 +122,7 @@ class GradientTape::Recorder final : public detail::OpObserver,
   }
 
   // Variable::value() would announce a read (and so re-enter this tape).
-  static const Tensor& variable_tensor(const Variable& variable) {
+  static Tensor variable_tensor(const Variable& variable) {
     autodiff::detail::RecordingSuspension no_announcement_needed;
     return variable.value();
   }

@@ -18,6 +18,8 @@ struct Variable::State {
   Tensor tensor;  // the first (or only) copy
   std::string name;
   bool trainable;
+  VariableSynchronization synchronization;
+  VariableAggregation aggregation;
   // A mirrored variable's copies, one per replica device (tensor is the first);
   // empty for an ordinary variable. See variable_mirroring.hpp.
   std::vector<Tensor> replica_copies;
@@ -31,9 +33,24 @@ struct Variable::State {
   std::vector<Tensor> all_copies() const {
     return replica_copies.empty() ? std::vector<Tensor>{tensor} : replica_copies;
   }
+  // kOnRead copies are aggregated when read outside the replicas.
+  bool aggregates_on_read() const {
+    return synchronization == VariableSynchronization::kOnRead && !replica_copies.empty() && !inside_replica();
+  }
+  // The SUM or MEAN of the copies, on the first copy's device.
+  Tensor aggregate() const {
+    DeviceScope on_first_copy(tensor.device());
+    Tensor total = ops::copy(tensor);
+    for (size_t replica = 1; replica < replica_copies.size(); ++replica) {
+      total = ops::add(total, replica_copies[replica].to(tensor.device()));
+    }
+    if (aggregation == VariableAggregation::kSum) return total;
+    return ops::mul(total, ops::fill(Shape{}, 1.0 / static_cast<double>(replica_copies.size()), total.dtype()));
+  }
 };
 
-Variable::Variable(const Tensor& initial_value, std::string name, bool trainable) {
+Variable::Variable(const Tensor& initial_value, std::string name, bool trainable,
+                   VariableSynchronization synchronization, VariableAggregation aggregation) {
   if (!initial_value.defined()) {
     throw InvalidArgumentError("Variable '" + name + "': the initial value is an undefined Tensor");
   }
@@ -42,17 +59,20 @@ Variable::Variable(const Tensor& initial_value, std::string name, bool trainable
   // caller's tensor), and creating it is not part of any differentiated computation.
   autodiff::detail::RecordingSuspension not_recorded;
   const std::vector<Device> mirror_devices = variable_mirroring_devices();
+  const InitialValueSource source = variable_initial_value_source();
+  const Tensor start = source ? source(initial_value) : initial_value;
   if (mirror_devices.empty()) {
-    state_ = std::make_shared<State>(State{ops::copy(initial_value), std::move(name), trainable, {}});
+    state_ = std::make_shared<State>(
+        State{ops::copy(start), std::move(name), trainable, synchronization, aggregation, {}});
     return;
   }
   std::vector<Tensor> copies;
   for (const Device& device : mirror_devices) {
     DeviceScope on_replica_device(device);
-    copies.push_back(ops::copy(initial_value.to(device)));
+    copies.push_back(ops::copy(start.to(device)));
   }
   Tensor first = copies.front();
-  state_ = std::make_shared<State>(State{first, std::move(name), trainable,
+  state_ = std::make_shared<State>(State{first, std::move(name), trainable, synchronization, aggregation,
                                          mirror_devices.size() > 1 ? std::move(copies) : std::vector<Tensor>{}});
 }
 
@@ -61,9 +81,13 @@ const Variable::State& Variable::state() const {
   return *state_;
 }
 
-const Tensor& Variable::value() const {
+Tensor Variable::value() const {
   const State& variable = state();
   if (variable.trainable) autodiff::detail::announce_variable_read(*this);
+  if (variable.aggregates_on_read()) {
+    autodiff::detail::RecordingSuspension not_recorded;
+    return variable.aggregate();
+  }
   return variable.local_tensor();
 }
 
@@ -93,16 +117,32 @@ void Variable::assign(const Tensor& new_value) {
                                variable.tensor.shape().to_string() + " variable");
   }
   autodiff::detail::RecordingSuspension not_recorded;
+  if (variable.synchronization == VariableSynchronization::kOnRead && !variable.replica_copies.empty()) {
+    if (inside_replica()) {
+      Tensor(variable.local_tensor()).assign(new_value);
+      return;
+    }
+    if (variable.aggregation == VariableAggregation::kSum) {
+      // Every copy gets value / copies, so that their sum reads back `value`.
+      DeviceScope on_value_device(new_value.device());
+      const Tensor share = ops::mul(
+          new_value, ops::fill(Shape{}, 1.0 / static_cast<double>(variable.replica_copies.size()), new_value.dtype()));
+      for (Tensor destination : variable.all_copies()) destination.assign(share);
+      return;
+    }
+  }
   for (Tensor destination : variable.all_copies()) destination.assign(new_value);
 }
 
-// The copies of a mirrored variable hold the same value, so the first copy's
-// sum is written to every copy (identical writes).
+// The copies of a mirrored (kOnWrite) variable hold the same value, so the
+// current copy's sum is written to every copy (identical writes). A kOnRead
+// variable adds to its own copy inside a replica, to the aggregate outside.
 void Variable::assign_add(const Tensor& delta) {
   Tensor sum;
   {
     autodiff::detail::RecordingSuspension not_recorded;
-    sum = ops::add(state().local_tensor(), delta);
+    const State& variable = state();
+    sum = ops::add(variable.aggregates_on_read() ? variable.aggregate() : variable.local_tensor(), delta);
   }
   assign(sum);
 }
@@ -111,13 +151,16 @@ void Variable::assign_sub(const Tensor& delta) {
   Tensor difference;
   {
     autodiff::detail::RecordingSuspension not_recorded;
-    difference = ops::sub(state().local_tensor(), delta);
+    const State& variable = state();
+    difference = ops::sub(variable.aggregates_on_read() ? variable.aggregate() : variable.local_tensor(), delta);
   }
   assign(difference);
 }
 
 const std::string& Variable::name() const { return state().name; }
 bool Variable::trainable() const { return state().trainable; }
+VariableSynchronization Variable::synchronization() const { return state().synchronization; }
+VariableAggregation Variable::aggregation() const { return state().aggregation; }
 const Shape& Variable::shape() const { return state().tensor.shape(); }
 DType Variable::dtype() const { return state().tensor.dtype(); }
 Device Variable::device() const { return state().local_tensor().device(); }

@@ -8,10 +8,11 @@
 
 #include <algorithm>
 
-namespace accel::distribute {
-namespace {
+#include "replica_values.hpp"
 
-void check_replica_values(const char* who, ReduceOp op, const std::vector<Tensor>& per_replica) {
+namespace accel::distribute {
+
+void detail::check_replica_values(const char* who, ReduceOp op, const std::vector<Tensor>& per_replica) {
   if (op != ReduceOp::kSum && op != ReduceOp::kMean) {
     throw UnimplementedError(std::string(who) + ": only SUM and MEAN are supported, not " + reduce_op_name(op));
   }
@@ -24,6 +25,10 @@ void check_replica_values(const char* who, ReduceOp op, const std::vector<Tensor
     }
   }
 }
+
+namespace {
+
+using detail::check_replica_values;
 
 Tensor scaled_for_mean(ReduceOp op, const Tensor& sum, size_t replicas) {
   if (op != ReduceOp::kMean) return sum;
@@ -39,6 +44,14 @@ std::pair<size_t, size_t> chunk_bounds(size_t length, size_t chunks, size_t chun
 }
 
 }  // namespace
+
+std::vector<std::vector<Tensor>> CrossDeviceOps::batch_all_reduce(ReduceOp op,
+                                                                  const std::vector<std::vector<Tensor>>& values) {
+  std::vector<std::vector<Tensor>> results;
+  results.reserve(values.size());
+  for (const std::vector<Tensor>& per_replica : values) results.push_back(all_reduce(op, per_replica));
+  return results;
+}
 
 Tensor CrossDeviceOps::reduce_to(ReduceOp op, const std::vector<Tensor>& per_replica, const Device& destination) {
   check_replica_values("reduce", op, per_replica);

@@ -44,40 +44,55 @@ Tensor slice_batch(const Tensor& batch, int64_t begin, int64_t count) {
   return ops::slice(batch, starts, sizes);
 }
 
-DistributedDataset DistributedDataset::split_global_batches(data::Dataset global_batches,
-                                                            std::vector<Device> replica_devices) {
-  return DistributedDataset(std::move(global_batches), /*split_global_batches=*/true, std::move(replica_devices));
+std::vector<int64_t> replica_row_counts(int64_t rows, int replicas) {
+  if (replicas < 1) throw InvalidArgumentError("replica_row_counts: no replicas");
+  const int64_t rows_per_replica = (rows + replicas - 1) / replicas;
+  std::vector<int64_t> counts;
+  for (int64_t replica = 0; replica < replicas; ++replica) {
+    const int64_t begin = std::min(rows, replica * rows_per_replica);
+    counts.push_back(std::min(rows, begin + rows_per_replica) - begin);
+  }
+  return counts;
+}
+
+std::vector<data::Element> split_global_batch(const data::Element& batch, const ReplicaPlacement& placement) {
+  const std::vector<int64_t> counts = replica_row_counts(batch_length(batch), placement.replicas_in_sync);
+  int64_t begin = 0;
+  for (int replica = 0; replica < placement.first_replica; ++replica) begin += counts[static_cast<size_t>(replica)];
+  std::vector<data::Element> parts;
+  for (size_t local = 0; local < placement.devices.size(); ++local) {
+    const int64_t count = counts.at(static_cast<size_t>(placement.first_replica) + local);
+    parts.push_back(rows_of(batch, begin, count, placement.devices[local]));
+    begin += count;
+  }
+  return parts;
+}
+
+DistributedDataset DistributedDataset::split_global_batches(data::Dataset global_batches, ReplicaPlacement placement) {
+  return DistributedDataset(std::move(global_batches), /*split_global_batches=*/true, std::move(placement));
 }
 
 DistributedDataset DistributedDataset::from_function(const DatasetFunction& dataset_function,
-                                                     std::vector<Device> replica_devices) {
-  const InputContext context(/*num_input_pipelines=*/1, /*input_pipeline_id=*/0,
-                             static_cast<int>(replica_devices.size()));
-  return DistributedDataset(dataset_function(context), /*split_global_batches=*/false, std::move(replica_devices));
+                                                     ReplicaPlacement placement) {
+  const InputContext context(placement.num_workers, placement.worker_index, placement.replicas_in_sync);
+  return DistributedDataset(dataset_function(context), /*split_global_batches=*/false, std::move(placement));
 }
 
 DistributedDataset::Iterator::Iterator(const DistributedDataset& dataset)
     : split_global_batches_(dataset.split_global_batches_),
-      replica_devices_(dataset.replica_devices_),
+      placement_(dataset.placement_),
       source_(dataset.source_.make_iterator()) {}
 
 std::optional<PerReplica<data::Element>> DistributedDataset::Iterator::next() {
-  const int64_t replicas = static_cast<int64_t>(replica_devices_.size());
+  const int64_t replicas = static_cast<int64_t>(placement_.devices.size());
   std::vector<data::Element> per_replica;
   if (split_global_batches_) {
     std::optional<data::Element> batch = source_.next();
     if (!batch) return std::nullopt;
-    // Every replica gets ceil(b / N) rows in order; the last ones fewer or none.
-    const int64_t rows = batch_length(*batch);
-    const int64_t rows_per_replica = (rows + replicas - 1) / replicas;
-    for (int64_t replica = 0; replica < replicas; ++replica) {
-      const int64_t begin = std::min(rows, replica * rows_per_replica);
-      const int64_t end = std::min(rows, begin + rows_per_replica);
-      per_replica.push_back(rows_of(*batch, begin, end - begin, replica_devices_[static_cast<size_t>(replica)]));
-    }
+    per_replica = split_global_batch(*batch, placement_);
   } else {
     for (int64_t replica = 0; replica < replicas; ++replica) {
-      const Device& device = replica_devices_[static_cast<size_t>(replica)];
+      const Device& device = placement_.devices[static_cast<size_t>(replica)];
       std::optional<data::Element> batch = source_.next();
       if (!batch) {
         if (replica == 0) return std::nullopt;

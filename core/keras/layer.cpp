@@ -40,9 +40,10 @@ const LayerShape& Layer::output_shape() const {
   return output_shape_;
 }
 
-Variable Layer::add_weight(const std::string& name, const Shape& shape,
-                           const Initializer& initializer, bool trainable) {
-  Variable weight(initializer(shape), name_ + "/" + name, trainable);
+Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
+                           bool trainable, VariableSynchronization synchronization,
+                           VariableAggregation aggregation) {
+  Variable weight(initializer(shape), name_ + "/" + name, trainable, synchronization, aggregation);
   weights_.push_back(weight);
   return weight;
 }

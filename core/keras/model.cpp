@@ -20,7 +20,22 @@ std::string metric_argument_name(const MetricArgument& metric) {
 
 }  // namespace
 
-void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<MetricArgument> metrics) {
+void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<MetricArgument> metrics,
+                    CompileOptions options) {
+  if (options.steps_per_execution < 1) {
+    throw InvalidArgumentError("compile: steps_per_execution must be >= 1, got " +
+                               std::to_string(options.steps_per_execution));
+  }
+  DistributedTraining* distribution = current_distributed_training();
+  if (distribution != nullptr && distribution->num_local_replicas() > 1) {
+    for (const Variable& weight : weights()) {
+      if (weight.replica_count() != static_cast<size_t>(distribution->num_local_replicas())) {
+        throw InvalidArgumentError("compile: the weight '" + weight.name() + "' of model '" + name() +
+                                   "' was not created in the scope of " + distribution->strategy_name() +
+                                   "; create (or build) the model inside strategy.scope()");
+      }
+    }
+  }
   std::shared_ptr<Optimizer> resolved_optimizer = std::holds_alternative<std::string>(optimizer)
                                                       ? get_optimizer(std::get<std::string>(optimizer))
                                                       : std::get<std::shared_ptr<Optimizer>>(optimizer);
@@ -39,6 +54,8 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   }
   optimizer_ = std::move(resolved_optimizer);
   loss_ = std::move(resolved_loss);
+  distribution_ = distribution;
+  steps_per_execution_ = options.steps_per_execution;
   metric_arguments_ = std::move(metrics);
   metrics_.clear();
   metrics_built_ = false;
@@ -88,6 +105,12 @@ void Model::build_metrics(const Tensor& y_true, const Tensor& y_pred) {
     }
   }
   metrics_built_ = true;
+}
+
+void Model::update_metrics_from_replicas(const Tensor& y_true, const Tensor& y_pred, double loss_sum, double rows) {
+  build_metrics(y_true, y_pred);
+  if (rows > 0) loss_tracker_.update_state(loss_sum / rows, rows);
+  for (const auto& metric : metrics_) metric->update_state(y_true, y_pred);
 }
 
 void Model::update_metrics(const Tensor& y_true, const Tensor& y_pred, const Tensor& loss) {

@@ -1,6 +1,8 @@
 // The runtime's stderr logger (see logging.hpp).
 #include "runtime/logging.hpp"
 
+#include <accel/log.hpp>
+
 #include "runtime/settings.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -31,3 +33,13 @@ spdlog::logger& runtime_log() {
 }
 
 }  // namespace accel::detail
+
+namespace accel::log {
+
+void write(Level level, std::string_view message) {
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
+  detail::runtime_log().log(kLevels[static_cast<int>(level)], "{}", message);
+}
+
+}  // namespace accel::log

@@ -103,6 +103,12 @@ std::vector<OpRecord> records() {
   return state().records;
 }
 
+void record(OpRecord op) {
+  if (!detail::profiler_recording()) return;
+  std::lock_guard lock(state().mutex);
+  state().records.push_back(std::move(op));
+}
+
 void write_chrome_trace(const std::string& path) {
   std::vector<OpRecord> all = records();
   std::map<std::string, int> process_ids;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/fresh_process.hpp"
+#include "strategy_test_support.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,16 +23,8 @@ namespace {
 
 using accel::testing::in_fresh_process;
 
-void split_cpu(int logical_devices) {
-  config::set_logical_device_configuration(config::list_physical_devices("CPU").at(0),
-                                           std::vector<config::LogicalDeviceConfiguration>(logical_devices));
-}
-
-std::vector<std::string> cpu_devices(int count) {
-  std::vector<std::string> names;
-  for (int index = 0; index < count; ++index) names.push_back("/CPU:" + std::to_string(index));
-  return names;
-}
+using testing::cpu_devices;
+using testing::split_cpu;
 
 // The first component of each replica's element, as int64 rows.
 std::vector<std::vector<int64_t>> replica_rows(const PerReplica<data::Element>& inputs) {

@@ -224,5 +224,41 @@ TEST_F(ModelTrainingTest, LearningRateScheduleReadsTheIteration) {
   EXPECT_DOUBLE_EQ(sgd.learning_rate(), 1.0 / 3);
 }
 
+// Keras's steps_per_execution: each execution runs that many batches (fewer
+// at the end of an epoch); the batch callbacks see its first and last batch;
+// the training itself is the same as one batch per execution.
+TEST_F(ModelTrainingTest, StepsPerExecutionGroupsBatchesBetweenCallbacks) {
+  struct BatchIndices final : Callback {
+    std::vector<std::pair<int64_t, int64_t>> executions;  // (begin, end) batch index
+    void on_train_batch_begin(int64_t batch, const Logs&) override { executions.push_back({batch, -1}); }
+    void on_train_batch_end(int64_t batch, const Logs&) override { executions.back().second = batch; }
+  };
+  const Toy data = toy_data();
+  auto run = [&](int64_t steps_per_execution, std::shared_ptr<BatchIndices> indices) {
+    set_random_seed(7);
+    auto model = std::make_unique<Sequential>(std::vector<std::shared_ptr<Layer>>{
+        std::make_shared<Dense>(8, DenseOptions{.activation = "relu"}), std::make_shared<Dense>(kClasses)});
+    model->compile("sgd", "mse", {}, {.steps_per_execution = steps_per_execution});
+    const History history = model->fit(data.x, ops::one_hot(data.y, kClasses),
+                                       {.epochs = 2, .batch_size = 4, .verbose = 0, .callbacks = {indices}, .seed = 3});
+    EXPECT_EQ(model->optimizer().iterations(), 20);
+    std::vector<float> weights;
+    for (const Variable& weight : model->weights()) {
+      const std::vector<float> values = weight.value().to_vector<float>();
+      weights.insert(weights.end(), values.begin(), values.end());
+    }
+    return std::make_pair(weights, history.history.at("loss"));
+  };
+  auto grouped = std::make_shared<BatchIndices>();
+  const auto [grouped_weights, grouped_loss] = run(4, grouped);
+  // 10 batches per epoch: executions of 4, 4 and 2, twice.
+  const std::vector<std::pair<int64_t, int64_t>> expected{{0, 3}, {4, 7}, {8, 9}, {0, 3}, {4, 7}, {8, 9}};
+  EXPECT_EQ(grouped->executions, expected);
+  const auto [single_weights, single_loss] = run(1, std::make_shared<BatchIndices>());
+  EXPECT_EQ(grouped_weights, single_weights);
+  EXPECT_EQ(grouped_loss, single_loss);
+  EXPECT_THROW(classifier()->compile("sgd", "mse", {}, {.steps_per_execution = 0}), InvalidArgumentError);
+}
+
 }  // namespace
 }  // namespace accel::keras

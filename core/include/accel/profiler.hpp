@@ -33,6 +33,9 @@ void start();
 void stop();
 bool is_recording();
 std::vector<OpRecord> records();
+// Adds a record the runtime made itself (a collective it timed or simulated,
+// "AllReduce" on each replica's device); ignored while not recording.
+void record(OpRecord op);
 // Writes the records as Chrome trace-event JSON (one process per device).
 void write_chrome_trace(const std::string& path);
 

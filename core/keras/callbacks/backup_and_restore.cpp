@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "worker_file_paths.hpp"
+
 namespace accel::keras {
 namespace {
 
@@ -42,8 +44,10 @@ std::string BackupAndRestore::checkpoint_path() const {
   return (std::filesystem::path(backup_dir_) / "checkpoint.safetensors").string();
 }
 
+// Every worker restores from the chief's backup; only the chief's saves land
+// there (the others write to a temporary folder, removed after each save).
 void BackupAndRestore::on_train_begin(const Logs&) {
-  std::filesystem::create_directories(backup_dir_);
+  if (detail::writes_real_files(model())) std::filesystem::create_directories(backup_dir_);
   batches_since_save_ = 0;
   const std::string path = checkpoint_path();
   if (!std::filesystem::exists(path)) return;
@@ -65,16 +69,19 @@ void BackupAndRestore::on_train_batch_end(int64_t batch, const Logs&) {
 void BackupAndRestore::on_epoch_end(int epoch, Logs&) { save_backup(epoch + 1, 0); }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (!options_.delete_checkpoint) return;
+  if (!options_.delete_checkpoint || !detail::writes_real_files(model())) return;
   std::filesystem::remove(checkpoint_path());
   std::error_code ignored;  // the folder stays if anything else is in it
   std::filesystem::remove(backup_dir_, ignored);
 }
 
 void BackupAndRestore::save_backup(int epoch, int64_t step) {
-  saving::save_checkpoint(model(), checkpoint_path(),
+  const std::string path = detail::worker_write_filepath(checkpoint_path(), model());
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  saving::save_checkpoint(model(), path,
                           {.include_optimizer = true,
                            .metadata = {{kResumeEpochKey, std::to_string(epoch)}, {kResumeStepKey, std::to_string(step)}}});
+  detail::remove_worker_temp_dirpath(backup_dir_, model());
   batches_since_save_ = 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "monitor_direction.hpp"
 #include "python_format.hpp"
+#include "worker_file_paths.hpp"
 
 namespace accel::keras {
 namespace {
@@ -48,18 +49,22 @@ std::string ModelCheckpoint::file_path(int epoch, const Logs& logs) const {
 
 bool ModelCheckpoint::improves(double value) const { return higher_is_better_ ? value > best_ : value < best_; }
 
+// Across workers only the chief keeps the file; the others write theirs to a
+// temporary folder that is removed right after (TensorFlow's rule).
 void ModelCheckpoint::save(const std::string& path) const {
+  const std::string write_path = detail::worker_write_filepath(path, model());
+  const std::filesystem::path folder = std::filesystem::path(write_path).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder);
   if (options_.save_weights_only) {
-    model().save_weights(path);
+    model().save_weights(write_path);
   } else {
-    saving::save_checkpoint(model(), path, {.include_optimizer = true});
+    saving::save_checkpoint(model(), write_path, {.include_optimizer = true});
   }
+  detail::remove_worker_temp_dirpath(std::filesystem::path(path).parent_path().string(), model());
 }
 
 void ModelCheckpoint::on_epoch_end(int epoch, Logs& logs) {
   const std::string path = file_path(epoch, logs);
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (!folder.empty()) std::filesystem::create_directories(folder);
   const std::string epoch_label = "\nEpoch " + std::to_string(epoch + 1) + ": ";
   if (!options_.save_best_only) {
     if (options_.verbose > 0) std::cout << epoch_label << "saving model to " << path << "\n";

@@ -35,9 +35,13 @@ void BatchNormalization::build_weights(const LayerShape& input_shape) {
   const Shape parameter_shape{features};
   if (options_.scale) gamma_ = add_weight("gamma", parameter_shape, *options_.gamma_initializer);
   if (options_.center) beta_ = add_weight("beta", parameter_shape, *options_.beta_initializer);
-  moving_mean_ = add_weight("moving_mean", parameter_shape, *options_.moving_mean_initializer, /*trainable=*/false);
-  moving_variance_ =
-      add_weight("moving_variance", parameter_shape, *options_.moving_variance_initializer, /*trainable=*/false);
+  // As Keras: under a strategy each replica updates its own moving
+  // statistics from its own batch, and a read outside the replicas (saving,
+  // evaluating in one place) is their mean.
+  moving_mean_ = add_weight("moving_mean", parameter_shape, *options_.moving_mean_initializer, /*trainable=*/false,
+                            VariableSynchronization::kOnRead, VariableAggregation::kMean);
+  moving_variance_ = add_weight("moving_variance", parameter_shape, *options_.moving_variance_initializer,
+                                /*trainable=*/false, VariableSynchronization::kOnRead, VariableAggregation::kMean);
 }
 
 Tensor BatchNormalization::normalize(const Tensor& inputs, const Tensor& mean, const Tensor& variance) const {

@@ -1,4 +1,5 @@
-// Model::evaluate: one pass of test_step over the data (also fit's validation).
+// Model::evaluate: one pass of test_step over the data (also fit's
+// validation); under a strategy, on every replica.
 #include <accel/error.hpp>
 #include <accel/keras/model.hpp>
 
@@ -40,7 +41,8 @@ Logs Model::run_test_loop(detail::BatchSource& source, detail::CallbackList& cal
       throw InvalidArgumentError("evaluate: the data has no labels; a Dataset must yield (features, labels)");
     }
     callbacks.on_test_batch_begin(step, {});
-    const Logs logs = test_step(batch->x, batch->y);
+    const Logs logs =
+        distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
     callbacks.on_test_batch_end(step, logs);
   }
   if (step == 0) throw InvalidArgumentError("evaluate: the data yielded no batches");

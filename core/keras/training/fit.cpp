@@ -1,11 +1,13 @@
 // Model::fit: Keras 2's training loop. Per epoch: reset the metrics, run
-// train_step over the batches (callbacks around each), evaluate the
-// validation data into "val_" logs, and end the epoch; stop early when a
-// callback sets stop_training.
+// train_step over the batches (callbacks around each execution of
+// steps_per_execution batches; under a strategy, the step runs on every
+// replica), evaluate the validation data into "val_" logs, and end the
+// epoch; stop early when a callback sets stop_training.
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/model.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "batch_source.hpp"
@@ -65,7 +67,8 @@ History Model::fit(const Tensor& x, const Tensor& y, FitOptions options) {
   } else if (options.validation_dataset) {
     validation = detail::BatchSource::from_dataset(*options.validation_dataset);
   }
-  const uint64_t seed = options.shuffle ? options.seed.value_or(next_seed()) : 0;
+  uint64_t seed = options.shuffle ? options.seed.value_or(next_seed()) : 0;
+  if (distribution_ != nullptr) seed = distribution_->shared_seed(seed);
   detail::BatchSource training = detail::BatchSource::from_tensors(training_data.x, training_data.y,
                                                                    options.batch_size, options.shuffle, seed);
   return run_fit(training, validation ? &*validation : nullptr, options);
@@ -122,7 +125,8 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
     const int64_t first_step = epoch == start.epoch ? start.step : 0;
     int64_t step = first_step;
     bool out_of_data = false;
-    while (!options.steps_per_epoch || step < *options.steps_per_epoch) {
+    // The next batch; with steps_per_epoch the stream runs on across passes.
+    auto next_batch = [&]() -> std::optional<detail::Batch> {
       std::optional<detail::Batch> batch = training.next();
       if (!batch && continuous_stream) {
         if (training.from_dataset()) {
@@ -135,14 +139,30 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
           batch = training.next();
         }
       }
-      if (!batch) break;
-      if (!batch->y.defined()) {
+      if (batch && !batch->y.defined()) {
         throw InvalidArgumentError("fit: the training data has no labels; a Dataset must yield (features, labels)");
       }
-      callbacks.on_train_batch_begin(step, {});
-      logs = train_step(batch->x, batch->y);
-      callbacks.on_train_batch_end(step, logs);
-      ++step;
+      return batch;
+    };
+    bool data_left = true;
+    while (data_left && (!options.steps_per_epoch || step < *options.steps_per_epoch)) {
+      // One execution: steps_per_execution batches (fewer at the end of the
+      // epoch), with the callbacks around it as Keras calls them.
+      int64_t execution_steps = steps_per_execution_;
+      if (options.steps_per_epoch) execution_steps = std::min(execution_steps, *options.steps_per_epoch - step);
+      int64_t done = 0;
+      for (; done < execution_steps; ++done) {
+        std::optional<detail::Batch> batch = next_batch();
+        if (!batch) {
+          data_left = false;
+          break;
+        }
+        if (done == 0) callbacks.on_train_batch_begin(step, {});
+        logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
+      }
+      if (done == 0) break;
+      step += done;
+      callbacks.on_train_batch_end(step - 1, logs);
       if (stop_training_) break;
     }
     if (step == first_step) {

@@ -1,5 +1,6 @@
 // Model::predict: the forward pass (training = false) over every batch,
-// concatenated along the batch axis.
+// concatenated along the batch axis; under a strategy, each batch split
+// across the replicas and gathered on the host.
 #include <accel/error.hpp>
 #include <accel/keras/model.hpp>
 #include <accel/ops.hpp>
@@ -30,7 +31,8 @@ Tensor Model::run_predict(detail::BatchSource& source, const PredictOptions& opt
     std::optional<detail::Batch> batch = source.next();
     if (!batch) break;
     callbacks.on_predict_batch_begin(step, {});
-    outputs.push_back((*this)(batch->x, /*training=*/false));
+    outputs.push_back(distribution_ != nullptr ? distributed_predict_step(batch->x)
+                                               : (*this)(batch->x, /*training=*/false));
     callbacks.on_predict_batch_end(step, {});
   }
   callbacks.on_predict_end({});

@@ -66,7 +66,7 @@ std::int64_t record_on_timeline(TensorCore& core, const tpu::OpTiming& timing) {
   timeline.end_cycle += timing.cycles;
   AccelTpuSimDeviceTotals& totals = timeline.totals;
   totals.ops += 1;
-  totals.cycles += timing.cycles;
+  totals.cycles = timeline.end_cycle;
   totals.seconds = static_cast<double>(totals.cycles) / totals.clock_hz;
   totals.hbm_bytes += timing.hbm_bytes;
   totals.stall_cycles += timing.stall_cycles;

@@ -1,8 +1,14 @@
 // The "accel.tpu_sim.v1" extension table (accel/plugin/tpu_sim_extension.h):
 // per-core totals of the simulated timelines, their reset, the all-reduce
-// estimate over the system's interconnect, and the system as JSON.
+// estimate over the system's interconnect, running such an all-reduce on the
+// cores' timelines, and the system as JSON.
 #include <accel/plugin/plugin_sdk.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
 #include <numeric>
 
 #include "timing/interconnect_model.hpp"
@@ -15,18 +21,27 @@ void require(bool condition, const char* message) {
   if (!condition) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);
 }
 
+// The first version of AccelTpuSimDeviceTotals ended before collective_cycles.
+constexpr size_t kFirstTotalsSize = offsetof(AccelTpuSimDeviceTotals, collective_cycles);
+
 AccelStatus* device_totals(AccelPluginContext* context, int32_t physical_index,
                            AccelTpuSimDeviceTotals* totals) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    require(totals != nullptr && totals->struct_size >= sizeof(AccelTpuSimDeviceTotals),
-            "null or too small AccelTpuSimDeviceTotals");
+    require(totals != nullptr && totals->struct_size >= kFirstTotalsSize, "null or too small AccelTpuSimDeviceTotals");
     TensorCore& core = core_at(*context, physical_index);
-    std::lock_guard lock(core.timeline_mutex);
-    *totals = core.timeline.totals;
+    AccelTpuSimDeviceTotals current{};
+    {
+      std::lock_guard lock(core.timeline_mutex);
+      current = core.timeline.totals;
+    }
     const double peak_macs = static_cast<double>(tpu::peak_macs_per_cycle_per_core(context->hardware));
-    totals->mxu_utilization =
-        totals->cycles > 0 ? static_cast<double>(totals->useful_macs) / (peak_macs * static_cast<double>(totals->cycles)) : 0.0;
+    current.mxu_utilization =
+        current.cycles > 0 ? static_cast<double>(current.useful_macs) / (peak_macs * static_cast<double>(current.cycles)) : 0.0;
+    // Only the fields the caller's struct has (an older host's is shorter).
+    const size_t caller_size = std::min(totals->struct_size, sizeof(AccelTpuSimDeviceTotals));
+    current.struct_size = caller_size;
+    std::memcpy(totals, &current, caller_size);
   });
 }
 
@@ -59,34 +74,73 @@ tpu::Hardware slice_of(const tpu::Hardware& system, int chips) {
   return slice;
 }
 
+// The all-reduce estimate over `cores` TensorCores (whole chips first).
+AccelTpuSimAllReduce estimate_for(const AccelPluginContext& context, double bytes, int32_t cores) {
+  require(bytes >= 0, "all-reduce size must be >= 0 bytes");
+  const tpu::Hardware& hw = context.hardware;
+  const int total_cores = static_cast<int>(context.cores.size());
+  if (cores < 1 || cores > total_cores) {
+    throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
+                           "all-reduce over " + std::to_string(cores) + " cores: the emulated system has 1 to " +
+                               std::to_string(total_cores));
+  }
+  AccelTpuSimAllReduce estimate{};
+  estimate.struct_size = sizeof(AccelTpuSimAllReduce);
+  estimate.chips = 1;
+  if (cores == 1) return estimate;  // nothing to combine
+  const int chips = (cores + hw.cores_per_chip - 1) / hw.cores_per_chip;
+  tpu::Hardware slice = slice_of(hw, chips);
+  slice.cores_per_chip = std::min(cores, hw.cores_per_chip);
+  const tpu::AllReduceEstimate result = tpu::estimate_all_reduce(slice, bytes);
+  estimate.seconds = result.seconds;
+  estimate.link_seconds = result.link_seconds;
+  estimate.latency_seconds = result.latency_seconds;
+  estimate.on_chip_seconds = result.on_chip_seconds;
+  estimate.chips = result.chips;
+  estimate.steps = result.steps;
+  return estimate;
+}
+
 AccelStatus* all_reduce(AccelPluginContext* context, double bytes, int32_t cores,
                         AccelTpuSimAllReduce* estimate) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
     require(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce),
             "null or too small AccelTpuSimAllReduce");
-    require(bytes >= 0, "all-reduce size must be >= 0 bytes");
-    const tpu::Hardware& hw = context->hardware;
-    const int total_cores = static_cast<int>(context->cores.size());
-    if (cores < 1 || cores > total_cores) {
-      throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
-                             "all-reduce over " + std::to_string(cores) + " cores: the emulated system has 1 to " +
-                                 std::to_string(total_cores));
+    *estimate = estimate_for(*context, bytes, cores);
+  });
+}
+
+AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int32_t* core_indices, int32_t count,
+                            AccelTpuSimAllReduce* estimate, double* start_seconds) noexcept {
+  if (context == nullptr) return nullptr;
+  return sdk::guard(context->host, [&] {
+    require(core_indices != nullptr && count >= 1, "run_all_reduce needs at least one core");
+    require(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce) && start_seconds != nullptr,
+            "null or too small AccelTpuSimAllReduce, or null start_seconds");
+    std::vector<int32_t> indices(core_indices, core_indices + count);
+    std::sort(indices.begin(), indices.end());
+    require(std::adjacent_find(indices.begin(), indices.end()) == indices.end(), "run_all_reduce: a core is listed twice");
+    std::vector<TensorCore*> cores;
+    for (int32_t index : indices) cores.push_back(&core_at(*context, index));
+    *estimate = estimate_for(*context, bytes, count);
+    const double clock_hz = context->hardware.clock_hz;
+    const auto cycles = static_cast<std::int64_t>(std::llround(estimate->seconds * clock_hz));
+    // Every timeline at once (locked in index order), so the collective is one point in simulated time.
+    std::vector<std::unique_lock<std::mutex>> locks;
+    for (TensorCore* core : cores) locks.emplace_back(core->timeline_mutex);
+    std::int64_t start = 0;
+    for (const TensorCore* core : cores) start = std::max(start, core->timeline.end_cycle);
+    for (TensorCore* core : cores) {
+      CoreTimeline& timeline = core->timeline;
+      AccelTpuSimDeviceTotals& totals = timeline.totals;
+      totals.idle_cycles += start - timeline.end_cycle;
+      totals.collective_cycles += cycles;
+      timeline.end_cycle = start + cycles;
+      totals.cycles = timeline.end_cycle;
+      totals.seconds = static_cast<double>(totals.cycles) / totals.clock_hz;
     }
-    *estimate = AccelTpuSimAllReduce{};
-    estimate->struct_size = sizeof(AccelTpuSimAllReduce);
-    estimate->chips = 1;
-    if (cores == 1) return;  // nothing to combine
-    const int chips = (cores + hw.cores_per_chip - 1) / hw.cores_per_chip;
-    tpu::Hardware slice = slice_of(hw, chips);
-    slice.cores_per_chip = std::min(cores, hw.cores_per_chip);
-    const tpu::AllReduceEstimate result = tpu::estimate_all_reduce(slice, bytes);
-    estimate->seconds = result.seconds;
-    estimate->link_seconds = result.link_seconds;
-    estimate->latency_seconds = result.latency_seconds;
-    estimate->on_chip_seconds = result.on_chip_seconds;
-    estimate->chips = result.chips;
-    estimate->steps = result.steps;
+    *start_seconds = static_cast<double>(start) / clock_hz;
   });
 }
 
@@ -95,7 +149,7 @@ const char* system_json(AccelPluginContext* context) noexcept {
 }
 
 constexpr AccelTpuSimExtension kExtension = {
-    sizeof(AccelTpuSimExtension), device_totals, reset_totals, all_reduce, system_json,
+    sizeof(AccelTpuSimExtension), device_totals, reset_totals, all_reduce, system_json, run_all_reduce,
 };
 
 }  // namespace

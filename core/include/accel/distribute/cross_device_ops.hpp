@@ -41,8 +41,16 @@ class CrossDeviceOps {
   // per_replica[r].
   virtual std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& per_replica) = 0;
 
-  // The reduction on `destination` (Strategy::reduce): added in replica order.
-  Tensor reduce_to(ReduceOp op, const std::vector<Tensor>& per_replica, const Device& destination);
+  // Several all-reduces at once (TensorFlow's batch_reduce): values[v] is
+  // value v's PerReplica tensors; returns result[v][r]. The default reduces
+  // them one after another; an implementation may pack them into one
+  // collective (the TPU strategy times one interconnect all-reduce).
+  virtual std::vector<std::vector<Tensor>> batch_all_reduce(ReduceOp op,
+                                                            const std::vector<std::vector<Tensor>>& values);
+
+  // The reduction on `destination` (Strategy::reduce): added in replica order
+  // (across workers: every worker's, so all of them get the same result).
+  virtual Tensor reduce_to(ReduceOp op, const std::vector<Tensor>& per_replica, const Device& destination);
 };
 
 class ReductionToOneDevice final : public CrossDeviceOps {

@@ -11,6 +11,7 @@
 #include <accel/distribute/input_context.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/distribute/mirrored_variable.hpp>
+#include <accel/distribute/multi_worker_mirrored_strategy.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
 #include <accel/distribute/per_replica.hpp>
 #include <accel/distribute/replica_context.hpp>
@@ -22,3 +23,4 @@
 #include <accel/distribute/tf_config_cluster_resolver.hpp>
 #include <accel/distribute/tf_config_parser.hpp>
 #include <accel/distribute/tpu_cluster_resolver.hpp>
+#include <accel/distribute/tpu_strategy.hpp>

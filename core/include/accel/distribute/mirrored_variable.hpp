@@ -7,11 +7,11 @@
 // (optimizers get the SUM-all-reduced gradient), so the copies never diverge.
 // The copies are Variable::replica_value(r); the functions below name them.
 //
-// Sync-on-read (VariableSynchronization.ON_READ): each replica writes only its
-// own copy (no communication per step), and a read outside the replicas
-// aggregates the copies: the totals of metrics (a loss sum, a correct-count),
-// and batch-norm statistics, are kept like this. Read inside a replica, it is
-// that replica's copy.
+// Sync-on-read (VariableSynchronization::kOnRead, accel/autodiff/variable.hpp):
+// each replica writes only its own copy (no communication per step), and a
+// read outside the replicas aggregates the copies: the totals of metrics (a
+// loss sum, a correct-count) and batch-norm statistics are kept like this.
+// Read inside a replica, it is that replica's copy.
 #pragma once
 
 #include <accel/autodiff/variable.hpp>
@@ -26,26 +26,23 @@ bool is_mirrored(const Variable& variable);
 // Strategy::experimental_local_results for a variable: its copies in replica order.
 std::vector<Tensor> mirrored_copies(const Variable& variable);
 
-enum class VariableAggregation { kSum, kMean };
-
+// A kOnRead variable with one copy per replica of `strategy` (what
+// tf.Variable(..., synchronization=ON_READ) makes inside strategy.scope()).
 class SyncOnReadVariable {
  public:
-  // One copy of `initial_value` per replica of `strategy`, each on its device.
-  SyncOnReadVariable(const Strategy& strategy, const Tensor& initial_value, std::string name,
+  SyncOnReadVariable(Strategy& strategy, const Tensor& initial_value, std::string name,
                      VariableAggregation aggregation = VariableAggregation::kSum);
 
-  // The copy of the replica this thread runs (replica 0 outside the replicas).
-  Variable& local();
+  // The variable: inside a replica its reads and writes touch that replica's copy.
+  Variable& local() { return variable_; }
   // Inside a replica: its copy's value. Outside: the aggregation of all copies.
-  Tensor read_value() const;
-  // Sets every copy: outside the replicas, SUM puts `value` in copy 0 and
-  // zeros elsewhere (so the sum reads back `value`); MEAN puts it everywhere.
-  void assign(const Tensor& value);
-  const std::vector<Variable>& copies() const noexcept { return copies_; }
+  Tensor read_value() const { return variable_.value(); }
+  // Outside the replicas, sets the copies so that the aggregate reads `value`.
+  void assign(const Tensor& value) { variable_.assign(value); }
+  std::vector<Tensor> copies() const { return mirrored_copies(variable_); }
 
  private:
-  std::vector<Variable> copies_;
-  VariableAggregation aggregation_;
+  Variable variable_;
 };
 
 }  // namespace accel::distribute

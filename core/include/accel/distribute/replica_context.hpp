@@ -28,9 +28,12 @@ class ReplicaRendezvous;
 
 class ReplicaContext final : public keras::CrossReplicaGradientAggregator {
  public:
-  ReplicaContext(Strategy& strategy, ReplicaRendezvous& rendezvous, int replica_id);
+  ReplicaContext(Strategy& strategy, ReplicaRendezvous& rendezvous, int local_replica_id);
 
-  int replica_id_in_sync_group() const noexcept { return replica_id_; }
+  // This replica's id among every worker's replicas.
+  int replica_id_in_sync_group() const;
+  // Its index among this process's replicas (replica_devices() order).
+  int local_replica_id() const noexcept { return local_replica_id_; }
   int num_replicas_in_sync() const;
   Strategy& strategy() const noexcept { return strategy_; }
   // This replica's device (where its ops run).
@@ -42,7 +45,8 @@ class ReplicaContext final : public keras::CrossReplicaGradientAggregator {
   // Several tensors in one meeting of the replicas.
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values);
   // Every replica's `value` concatenated along `axis` in replica order (the
-  // other axes must match), on this replica's device.
+  // other axes must match), on this replica's device. Across workers, along
+  // the first axis only.
   Tensor all_gather(const Tensor& value, int32_t axis = 0);
 
   // keras::CrossReplicaGradientAggregator: see the header comment.
@@ -52,7 +56,7 @@ class ReplicaContext final : public keras::CrossReplicaGradientAggregator {
  private:
   Strategy& strategy_;
   ReplicaRendezvous& rendezvous_;
-  int replica_id_;
+  int local_replica_id_;
 };
 
 // The context of the replica this thread runs, or null in cross-replica

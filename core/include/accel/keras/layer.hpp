@@ -53,9 +53,13 @@ class Layer {
   virtual void build_weights(const LayerShape& /*input_shape*/) {}
   virtual Tensor call(const Tensor& inputs, bool training) = 0;
 
-  // A weight "<layer name>/<name>:0" initialized by `initializer`.
+  // A weight "<layer name>/<name>:0" initialized by `initializer`. Under a
+  // strategy, kOnRead weights (moving statistics) are updated per replica and
+  // aggregated when read outside the replicas.
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
-                      bool trainable = true);
+                      bool trainable = true,
+                      VariableSynchronization synchronization = VariableSynchronization::kOnWrite,
+                      VariableAggregation aggregation = VariableAggregation::kMean);
 
  private:
   std::string class_name_;

@@ -9,11 +9,15 @@
 //
 // For a custom loop, call the model (model(x, /*training=*/true)) inside a
 // GradientTape and give the gradients to model.optimizer().apply_gradients.
+//
+// Compiled inside a tf.distribute strategy's scope(), fit / evaluate /
+// predict run on every replica of that strategy (distributed_training.hpp).
 #pragma once
 
 #include <accel/data/dataset.hpp>
 #include <accel/keras/callbacks/callback.hpp>
 #include <accel/keras/callbacks/history.hpp>
+#include <accel/keras/distributed_training.hpp>
 #include <accel/keras/layer.hpp>
 #include <accel/keras/losses.hpp>
 #include <accel/keras/metrics.hpp>
@@ -42,6 +46,13 @@ using MetricArgument = std::variant<std::string, std::shared_ptr<Metric>>;
 struct LabeledTensors {
   Tensor x;
   Tensor y;
+};
+
+struct CompileOptions {
+  // Batches each execution runs before control returns to the callbacks
+  // (Keras's steps_per_execution): on_train_batch_begin sees the first batch
+  // of an execution and on_train_batch_end its last, with the logs after it.
+  int64_t steps_per_execution = 1;
 };
 
 struct FitOptions {
@@ -90,9 +101,15 @@ struct PredictOptions {
 class Model : public Layer {
  public:
   // Sets the optimizer, the loss and the metrics fit reports. Unknown names
-  // are InvalidArgumentError listing the valid ones.
-  void compile(OptimizerArgument optimizer, LossArgument loss, std::vector<MetricArgument> metrics = {});
+  // are InvalidArgumentError listing the valid ones. Inside a strategy's
+  // scope() the model trains under that strategy; a model whose weights were
+  // made outside that scope is an InvalidArgumentError, as in Keras.
+  void compile(OptimizerArgument optimizer, LossArgument loss, std::vector<MetricArgument> metrics = {},
+               CompileOptions options = {});
   bool compiled() const noexcept { return loss_ != nullptr; }
+  // The strategy compile saw (Keras's model.distribute_strategy), or null.
+  DistributedTraining* distribute_strategy() const noexcept { return distribution_; }
+  int64_t steps_per_execution() const noexcept { return steps_per_execution_; }
 
   History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
   // `dataset` yields (features, labels) batches.
@@ -106,7 +123,8 @@ class Model : public Layer {
   Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
 
   // One optimizer step on one batch (keras Model.train_step); returns the
-  // running logs of the epoch so far.
+  // running logs of the epoch so far. Under a strategy fit runs the
+  // built-in step on every replica instead (an override is not called).
   virtual Logs train_step(const Tensor& x, const Tensor& y);
   // Updates the loss and metrics on one batch without training.
   virtual Logs test_step(const Tensor& x, const Tensor& y);
@@ -156,9 +174,21 @@ class Model : public Layer {
   // Resolves the compiled metric names against the first batch's shapes.
   void build_metrics(const Tensor& y_true, const Tensor& y_pred);
   void update_metrics(const Tensor& y_true, const Tensor& y_pred, const Tensor& loss);
+  // The same from every replica's part of a global batch: the gathered
+  // predictions and the sum of the replicas' loss times their rows.
+  void update_metrics_from_replicas(const Tensor& y_true, const Tensor& y_pred, double loss_sum, double rows);
+
+  // The steps under a strategy (core/keras/training/distributed_steps.cpp).
+  Logs distributed_train_step(const Tensor& x, const Tensor& y);
+  Logs distributed_test_step(const Tensor& x, const Tensor& y);
+  Tensor distributed_predict_step(const Tensor& x);
+  // Builds the model for `x` inside the strategy's scope, if not built yet.
+  void build_in_strategy_scope(const Tensor& x);
 
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
+  DistributedTraining* distribution_ = nullptr;
+  int64_t steps_per_execution_ = 1;
   std::vector<MetricArgument> metric_arguments_;
   std::vector<std::shared_ptr<Metric>> metrics_;  // built on the first batch
   bool metrics_built_ = false;

@@ -27,13 +27,17 @@ extern "C" {
 typedef struct AccelTpuSimDeviceTotals {
   size_t struct_size;
   int64_t ops;
-  int64_t cycles;          /* sum of op cycles: the end of the device's simulated timeline */
+  int64_t cycles;          /* the end of the device's simulated timeline: op cycles
+                              plus, when collectives ran, collective_cycles and idle_cycles */
   double seconds;          /* cycles / clock_hz */
   double clock_hz;
   int64_t hbm_bytes;       /* HBM traffic of all ops */
   int64_t stall_cycles;    /* cycles spent waiting on HBM */
   int64_t useful_macs;     /* multiply-accumulates of the MXU ops */
   double mxu_utilization;  /* useful_macs / (peak MACs per cycle of the core x cycles) */
+  /* Appended (check struct_size): */
+  int64_t collective_cycles;  /* cycles in all-reduces over the interconnect (run_all_reduce) */
+  int64_t idle_cycles;        /* cycles waiting at a collective for slower cores */
 } AccelTpuSimDeviceTotals;
 
 /* Simulated time of an all-reduce over the system's interconnect. */
@@ -61,6 +65,14 @@ typedef struct AccelTpuSimExtension {
   /* The emulated system as one JSON object (preset, source, chips, cores,
      mode, convention, and the hardware figures); valid for the plugin's life. */
   const char* (*system_json)(AccelPluginContext* context);
+  /* Appended (check struct_size): runs an all-reduce of `bytes` over the
+     TensorCores `core_indices[0 .. count)` on their simulated timelines, as
+     a synchronous collective: it starts when the last of them is free (the
+     others wait: idle_cycles) and ends on all of them at once, after the
+     all_reduce estimate for that many cores (collective_cycles). *estimate
+     gets that estimate and *start_seconds the simulated start. */
+  AccelStatus* (*run_all_reduce)(AccelPluginContext* context, double bytes, const int32_t* core_indices,
+                                 int32_t count, AccelTpuSimAllReduce* estimate, double* start_seconds);
 } AccelTpuSimExtension;
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 
 #include <accel/keras/layer.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +45,9 @@ class Dropout final : public Layer {
   double rate_;
   LayerShape noise_shape_;
   uint64_t seed_;
-  // The first Philox stream index the next mask uses; advances by the mask's size.
-  uint64_t next_stream_offset_ = 0;
+  // The first Philox stream index the next mask uses; advances by the mask's
+  // size. Atomic: a strategy's replicas call the layer from their own threads.
+  std::atomic<uint64_t> next_stream_offset_ = 0;
 };
 
 }  // namespace accel::keras

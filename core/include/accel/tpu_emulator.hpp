@@ -1,0 +1,62 @@
+// TpuEmulator: the TPU emulator plugin's extension ("accel.tpu_sim.v1",
+// accel/plugin/tpu_sim_extension.h) in C++, for the parts of accel that read
+// simulated time: the TPU strategy, the experiment runner, benchmarks. A
+// failed call is a typed accel::Error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct AccelPluginContext;
+struct AccelTpuSimExtension;
+
+namespace accel {
+
+// One TensorCore's simulated timeline since the plugin started or since reset_totals.
+struct TpuCoreTotals {
+  int64_t ops = 0;
+  int64_t cycles = 0;             // the end of its timeline
+  double seconds = 0;             // cycles / clock
+  double clock_hz = 0;
+  int64_t hbm_bytes = 0;
+  int64_t stall_cycles = 0;       // waiting on HBM
+  double mxu_utilization = 0;
+  int64_t collective_cycles = 0;  // in all-reduces over the interconnect
+  int64_t idle_cycles = 0;        // waiting at collectives for slower cores
+};
+
+// An all-reduce run on the cores' timelines.
+struct TpuAllReduceTiming {
+  double start_seconds = 0;  // simulated: when the last core was ready
+  double seconds = 0;        // total
+  double link_seconds = 0;
+  double latency_seconds = 0;
+  double on_chip_seconds = 0;
+  int chips = 1;
+  int steps = 0;
+};
+
+class TpuEmulator {
+ public:
+  // The loaded tpu_sim plugin (loading plugins if the runtime has not yet),
+  // or nullopt when there is none.
+  static std::optional<TpuEmulator> find();
+
+  TpuCoreTotals totals(int core) const;
+  // Zeroes every core's totals and restarts the timelines at 0.
+  void reset_totals() const;
+  // The emulated system as JSON (preset, chips, cores_per_chip, dims, ...).
+  std::string system_json() const;
+  // An all-reduce of `bytes` over those cores (physical indices, TPU:i), as a
+  // synchronous collective on their timelines.
+  TpuAllReduceTiming run_all_reduce(double bytes, const std::vector<int32_t>& cores) const;
+
+ private:
+  TpuEmulator(const AccelTpuSimExtension* table, AccelPluginContext* context) : table_(table), context_(context) {}
+  const AccelTpuSimExtension* table_;
+  AccelPluginContext* context_;
+};
+
+}  // namespace accel

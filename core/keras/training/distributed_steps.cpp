@@ -1,0 +1,153 @@
+// Model's steps under a tf.distribute strategy (distributed_training.hpp):
+// the global batch split across the replicas, each replica's forward (and
+// backward) pass on its own thread, device and copies of the weights, then
+// the loss and metrics updated once from the gathered results of every
+// replica, so that they are those of the global batch.
+#include <accel/autodiff/gradient_tape.hpp>
+#include <accel/error.hpp>
+#include <accel/keras/model.hpp>
+#include <accel/ops.hpp>
+#include <accel/placement.hpp>
+
+#include "../utils/constant_like.hpp"
+
+namespace accel::keras {
+namespace {
+
+int64_t rows_of(const Tensor& batch) { return batch.rank() == 0 ? 1 : batch.shape().dim(0); }
+
+Device host_device() { return find_device("/CPU:0"); }
+
+// The model's output shape after the batch axis: the row shape of its predictions.
+std::vector<int64_t> prediction_row_shape(const Model& model) {
+  const LayerShape& shape = model.output_shape();
+  return {shape.begin() + 1, shape.end()};
+}
+
+// One replica's [loss * rows, rows], as one row on the host (the gathered
+// rows sum to the global batch's loss total and row count).
+Tensor loss_row(const Tensor& loss, int64_t rows) {
+  const double total = rows == 0 ? 0.0 : detail::scalar_to_double(loss) * static_cast<double>(rows);
+  return Tensor::from_vector<float>({static_cast<float>(total), static_cast<float>(rows)}, Shape{1, 2}, host_device());
+}
+
+// Replicas without rows produced no predictions: an empty block of the right row shape.
+void fill_empty_predictions(std::vector<Tensor>& predictions, const std::vector<int64_t>& row_shape) {
+  DType dtype = DType::kFloat32;
+  for (const Tensor& prediction : predictions) {
+    if (prediction.defined()) dtype = prediction.dtype();
+  }
+  std::vector<int64_t> empty_dims{0};
+  empty_dims.insert(empty_dims.end(), row_shape.begin(), row_shape.end());
+  for (Tensor& prediction : predictions) {
+    if (!prediction.defined()) prediction = Tensor::empty(Shape(empty_dims), dtype, host_device());
+  }
+}
+
+struct GatheredLoss {
+  double total = 0;
+  double rows = 0;
+};
+
+GatheredLoss gather_losses(DistributedTraining& strategy, const std::vector<data::Element>& parts,
+                           const std::vector<Tensor>& losses) {
+  std::vector<Tensor> rows;
+  for (size_t replica = 0; replica < parts.size(); ++replica) {
+    rows.push_back(loss_row(losses[replica], losses[replica].defined() ? rows_of(parts[replica][0]) : 0));
+  }
+  const std::vector<float> gathered =
+      strategy.gather_replica_rows(rows).to_vector<float>();
+  GatheredLoss sum;
+  for (size_t index = 0; index + 1 < gathered.size(); index += 2) {
+    sum.total += gathered[index];
+    sum.rows += gathered[index + 1];
+  }
+  return sum;
+}
+
+}  // namespace
+
+void Model::build_in_strategy_scope(const Tensor& x) {
+  if (built()) return;
+  distribution_->run_in_scope([&] { build(LayerShape(x.shape().dims().begin(), x.shape().dims().end())); });
+}
+
+Logs Model::distributed_train_step(const Tensor& x, const Tensor& y) {
+  require_compiled("training");
+  DistributedTraining& strategy = *distribution_;
+  build_in_strategy_scope(x);
+  const std::vector<data::Element> parts = strategy.split_batch(data::Element{x, y});
+  const std::vector<Variable> weights = trainable_weights();
+  // Keras scales each replica's loss so that the summed gradients are those
+  // of the mean over the replicas.
+  const double loss_scale = 1.0 / static_cast<double>(strategy.num_replicas_in_sync());
+  std::vector<Tensor> predictions(parts.size());
+  std::vector<Tensor> losses(parts.size());
+  strategy.run_replicas([&](int replica) {
+    const data::Element& part = parts[static_cast<size_t>(replica)];
+    GradientsAndVariables gradients_and_variables;
+    if (rows_of(part[0]) == 0) {
+      // No rows (the end of an uneven last batch): zero gradients, so this
+      // replica still takes part in the all-reduce.
+      for (const Variable& weight : weights) {
+        gradients_and_variables.emplace_back(ops::zeros(weight.shape(), weight.dtype()), weight);
+      }
+    } else {
+      GradientTape tape;
+      const Tensor y_pred = (*this)(part[0], /*training=*/true);
+      const Tensor loss = (*loss_)(part[1], y_pred);
+      const Tensor scaled = loss_scale == 1.0 ? loss : ops::mul(loss, detail::constant_like(loss_scale, loss));
+      const std::vector<Tensor> gradients = tape.gradient(scaled, weights);
+      for (size_t index = 0; index < weights.size(); ++index) {
+        gradients_and_variables.emplace_back(gradients[index], weights[index]);
+      }
+      predictions[static_cast<size_t>(replica)] = y_pred;
+      losses[static_cast<size_t>(replica)] = loss;
+    }
+    optimizer_->apply_gradients(gradients_and_variables);
+  });
+  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
+  fill_empty_predictions(predictions, row_shape);
+  const Tensor y_pred = strategy.gather_replica_rows(predictions);
+  const GatheredLoss loss = gather_losses(strategy, parts, losses);
+  update_metrics_from_replicas(y.to(host_device()), y_pred, loss.total, loss.rows);
+  return metric_results();
+}
+
+Logs Model::distributed_test_step(const Tensor& x, const Tensor& y) {
+  require_compiled("evaluation");
+  DistributedTraining& strategy = *distribution_;
+  build_in_strategy_scope(x);
+  const std::vector<data::Element> parts = strategy.split_batch(data::Element{x, y});
+  std::vector<Tensor> predictions(parts.size());
+  std::vector<Tensor> losses(parts.size());
+  strategy.run_replicas([&](int replica) {
+    const data::Element& part = parts[static_cast<size_t>(replica)];
+    if (rows_of(part[0]) == 0) return;
+    const Tensor y_pred = (*this)(part[0], /*training=*/false);
+    losses[static_cast<size_t>(replica)] = (*loss_)(part[1], y_pred);
+    predictions[static_cast<size_t>(replica)] = y_pred;
+  });
+  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
+  fill_empty_predictions(predictions, row_shape);
+  const Tensor y_pred = strategy.gather_replica_rows(predictions);
+  const GatheredLoss loss = gather_losses(strategy, parts, losses);
+  update_metrics_from_replicas(y.to(host_device()), y_pred, loss.total, loss.rows);
+  return metric_results();
+}
+
+Tensor Model::distributed_predict_step(const Tensor& x) {
+  DistributedTraining& strategy = *distribution_;
+  build_in_strategy_scope(x);
+  const std::vector<data::Element> parts = strategy.split_batch(data::Element{x});
+  std::vector<Tensor> predictions(parts.size());
+  strategy.run_replicas([&](int replica) {
+    const data::Element& part = parts[static_cast<size_t>(replica)];
+    if (rows_of(part[0]) > 0) predictions[static_cast<size_t>(replica)] = (*this)(part[0], /*training=*/false);
+  });
+  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
+  fill_empty_predictions(predictions, row_shape);
+  return strategy.gather_replica_rows(predictions);
+}
+
+}  // namespace accel::keras
