@@ -33,7 +33,7 @@ std::vector<Device> local_replica_devices(const std::vector<std::string>& names)
 
 // TensorFlow's CollectiveAllReduce: each worker adds its local replicas'
 // values on the host (replica order), then the workers all-reduce the sums
-// with Gloo's ring, every value of a batch packed into one buffer. Every
+// with Gloo, every value of a batch packed into one buffer. Every
 // replica of every worker ends with bit-identical values.
 class CollectiveAllReduce final : public CrossDeviceOps {
  public:
@@ -47,19 +47,23 @@ class CollectiveAllReduce final : public CrossDeviceOps {
 
   std::vector<std::vector<Tensor>> batch_all_reduce(ReduceOp op,
                                                     const std::vector<std::vector<Tensor>>& values) override {
-    std::vector<float> packed;
+    size_t total = 0;
     for (const std::vector<Tensor>& per_replica : values) {
       detail::check_replica_values(name().c_str(), op, per_replica);
       require_float32(per_replica.front());
-      append_local_sum(per_replica, packed);
+      total += static_cast<size_t>(per_replica.front().shape().element_count());
     }
-    group_->all_reduce(std::span<float>(packed), ReduceOp::kSum);
+    // Packed straight into the group's buffer for this size: no extra copy.
+    const std::span<float> packed = group_->reusable_buffer(total);
+    size_t offset = 0;
+    for (const std::vector<Tensor>& per_replica : values) offset += add_local_replicas(per_replica, packed.subspan(offset));
+    group_->all_reduce(packed, ReduceOp::kSum);
     if (op == ReduceOp::kMean) {
       const float scale = 1.0f / static_cast<float>(replicas_in_sync_);
       for (float& value : packed) value *= scale;
     }
     std::vector<std::vector<Tensor>> results;
-    size_t offset = 0;
+    offset = 0;
     for (const std::vector<Tensor>& per_replica : values) {
       const Shape& shape = per_replica.front().shape();
       std::vector<Tensor>& reduced = results.emplace_back();
@@ -82,14 +86,16 @@ class CollectiveAllReduce final : public CrossDeviceOps {
     }
   }
 
-  static void append_local_sum(const std::vector<Tensor>& per_replica, std::vector<float>& packed) {
-    const size_t begin = packed.size();
+  // Writes the sum of the local replicas' values (replica order) into
+  // `destination`; returns how many values that is.
+  static size_t add_local_replicas(const std::vector<Tensor>& per_replica, std::span<float> destination) {
     const std::vector<float> first = per_replica.front().to_vector<float>();
-    packed.insert(packed.end(), first.begin(), first.end());
+    std::copy(first.begin(), first.end(), destination.begin());
     for (size_t replica = 1; replica < per_replica.size(); ++replica) {
       const std::vector<float> values = per_replica[replica].to_vector<float>();
-      for (size_t i = 0; i < values.size(); ++i) packed[begin + i] += values[i];
+      for (size_t i = 0; i < values.size(); ++i) destination[i] += values[i];
     }
+    return first.size();
   }
 
   std::shared_ptr<CollectiveGroup> group_;

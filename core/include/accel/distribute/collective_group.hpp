@@ -1,6 +1,6 @@
 // CollectiveGroup: the chief and workers of a cluster joined for collectives
-// across processes, run by Gloo over TCP (ring all-reduce, all-gather,
-// broadcast, barrier). Ranks follow TensorFlow's order: the chief first, then
+// across processes, run by Gloo over TCP (all-reduce, all-gather, broadcast,
+// barrier). Ranks follow TensorFlow's order: the chief first, then
 // workers by index. Rendezvous goes through a small key-value store served by
 // rank 0 at its cluster address; data moves on Gloo's own TCP pairs.
 //
@@ -46,8 +46,15 @@ class CollectiveGroup {
   // "worker 2 (127.0.0.1:23457)" for a rank of this group.
   std::string task_name(int rank) const;
 
-  // In place: every rank ends with the element-wise reduction of all ranks' values.
+  // In place: every rank ends with the element-wise reduction of all ranks'
+  // values. SUM and MEAN run Gloo's halving-doubling bound to a buffer of the
+  // group per size (the values are copied through it unless they are that
+  // buffer, see reusable_buffer); MAX and MIN run Gloo's bcube.
   void all_reduce(std::span<float> values, ReduceOp op);
+  // A buffer of `count` floats owned by the group, the same on every call
+  // with that count: all_reduce of all of it needs no copies. Every rank must
+  // ask for the same counts in the same order (as for the collectives).
+  std::span<float> reusable_buffer(size_t count);
   // A new float32 tensor on the input's device (copied through host memory).
   Tensor all_reduce(const Tensor& tensor, ReduceOp op);
 
