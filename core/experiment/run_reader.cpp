@@ -72,12 +72,32 @@ class RunReader {
   // A device name or type as written -> its type, checked against the catalog.
   std::string device_type(const SourceNode& node, const std::string& what) {
     std::string type = node.text.find(':') == std::string::npos ? upper(node.text) : DeviceName::parse(node.text).type;
+    if (context_.catalog->any_type) return type;
     const auto& known = context_.catalog->known_types;
     if (std::find(known.begin(), known.end(), type) == known.end()) {
       fail_at(node, fmt::format("unknown device type '{}' in {}{}", type, what, did_you_mean(type, known)),
               "a device type that accel or a plugin provides: " + quoted_names(known));
     }
     return type;
+  }
+
+  // A sim://v<generation>-<cores> slice runs the tpu_v<generation> preset; a
+  // different tpu.preset written beside it is a contradiction.
+  void check_tpu_slice_preset(const KerasObject& strategy) {
+    const Value* address = strategy.argument("tpu");
+    const SourceNode* tpu = tree_.find("tpu");
+    if (address == nullptr || !address->is_set() || tpu == nullptr) return;
+    const std::string& name = address->as_text();
+    constexpr std::string_view kScheme = "sim://v";
+    const size_t dash = name.rfind('-');
+    if (!name.starts_with(kScheme) || dash == std::string::npos || dash < kScheme.size()) return;
+    const std::string slice_preset = "tpu_v" + name.substr(kScheme.size(), dash - kScheme.size());
+    const SourceNode* preset = tpu->is_scalar() ? tpu : tpu->find("preset");
+    if (preset == nullptr || !preset->is_scalar() || preset->text == slice_preset) return;
+    if (preset->text.find('/') != std::string::npos || preset->text.ends_with(".yaml")) return;  // a file: its own name
+    fail_at(*preset, fmt::format("tpu.preset '{}' contradicts the tpu strategy's slice '{}' (a {} slice)", preset->text,
+                                 name, slice_preset),
+            fmt::format("'{}' or no tpu.preset", slice_preset));
   }
 
   void need(const std::string& type) {
@@ -137,7 +157,17 @@ class RunReader {
           }
         }
       }
-      if (object.name == "tpu") need("TPU");
+      if (object.name == "tpu") {
+        need("TPU");
+        check_tpu_slice_preset(object);
+      }
+      if (object.name == "multi_worker_mirrored" && arguments != nullptr) {
+        if (const SourceNode* resolver = arguments->find("resolver")) {
+          for (const Field& field : spec.call(object.name)->arguments) {
+            if (field.key == "resolver") out_.cluster_resolver = read_call(*resolver, *field.spec);
+          }
+        }
+      }
       out_.strategy = std::move(object);
     }
     const bool uses_tpu = std::find(out_.device_types_needed.begin(), out_.device_types_needed.end(), "TPU") !=
@@ -381,13 +411,13 @@ class RunReader {
     const SourceNode* output = tree_.find("output");
     const Arguments fields = read_fields(output, section_spec("output").fields, context_.document);
     out_.output_directory = fields.contains("directory") ? fields.at("directory").as_text()
-                                                         : "results/" + context_.experiment_name;
+                                                         : "runs/" + context_.experiment_name;
     out_.trace = fields.at("trace").as_bool();
     out_.reports = fields.contains("report") ? fields.at("report").as_texts() : std::vector<std::string>{"markdown", "json"};
   }
 
   void decide_skip() {
-    if (out_.device_types_needed.empty()) return;
+    if (out_.device_types_needed.empty() || context_.catalog->any_type) return;
     for (const std::string& type : out_.device_types_needed) {
       const auto available = context_.catalog->available.find(type);
       if (available != context_.catalog->available.end() && available->second > 0) continue;

@@ -279,7 +279,11 @@ SpecPtr callback_spec() {
          optional("patience", integer(0, 1 << 20), "10", "Epochs without improvement.", "2"),
          optional("min_lr", number(0, 1e30), "0", "Lower bound.", "1e-6")},
         "Lowers the learning rate when the monitor stops improving."},
-       {"terminate_on_nan", {}, "Stops when the loss is NaN."}});
+       {"terminate_on_nan", {}, "Stops when the loss is NaN."},
+       {"backup_and_restore",
+        {required("backup_dir", text(), "Where the backup lives (the chief's, in multi-worker runs).", "backup/quickstart"),
+         optional("save_freq", int_or_choice(1, {"epoch"}), "epoch", "Also save every N steps.", "100")},
+        "Saves the training state so a restarted run resumes where it stopped."}});
 }
 
 SpecPtr resolver_spec() {
@@ -304,8 +308,9 @@ SpecPtr strategy_spec() {
        {"mirrored",
         {optional("devices", list(device_name(), 1), "every GPU, else the CPU", "One replica per device.",
                   "[/GPU:0, /GPU:1]"),
-         optional("cross_device_ops", choice({"auto", "nccl", "hierarchical_copy", "reduce_to_one_device"}), "auto",
-                  "How gradients are all-reduced.", "nccl")},
+         optional("cross_device_ops", choice({"auto", "reduce_to_one_device", "ring", "nccl"}), "auto",
+                  "How gradients are all-reduced: auto is reduce_to_one_device; ring is a host ring all-reduce.",
+                  "ring")},
         "Synchronous data parallelism on the devices of one machine."},
        {"tpu",
         {optional("tpu", text(), "sim://v4-8", "The TPU cluster resolver's address (sim:// is the emulator).",
@@ -314,7 +319,8 @@ SpecPtr strategy_spec() {
        {"multi_worker_mirrored",
         {required("resolver", resolver_spec(), "How the workers find each other.", "tf_config"),
          optional("communication", choice({"auto", "ring", "nccl"}), "auto", "Collective implementation (ring = Gloo).",
-                  "ring")},
+                  "ring"),
+         optional("timeout_seconds", number(0.1, 86400), "30", "Bounds joining the cluster and every collective.", "60")},
         "Synchronous data parallelism across processes and machines."}});
 }
 
@@ -392,7 +398,8 @@ std::vector<Field> run_fields() {
        optional("seed", integer(0, 4294967295.0), "none", "Seeds weights, shuffling and dropout for repeatable runs.",
                 "42")});
   const auto output = mapping(
-      {optional("directory", text(), "results/<name>", "Where reports and traces are written.", "results/quickstart"),
+      {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
+                "results/quickstart"),
        optional("trace", boolean(), "true", "Writes a Chrome trace (opens in Perfetto) per run.", "false"),
        optional("report", list(choice({"markdown", "json", "csv"})), "[markdown, json]", "Report formats.",
                 "[markdown]")});
@@ -412,7 +419,7 @@ std::vector<Field> run_fields() {
       optional("data", data, "none", "The input pipeline (required with model).", "{source: fashion_mnist, batch: 32}"),
       optional("training", training, "none", "How the model is trained (required with model).",
                "{optimizer: adam, loss: sparse_categorical_crossentropy}"),
-      optional("output", output, "{directory: results/<name>}", "What is written and where.", "{trace: false}")};
+      optional("output", output, "{directory: runs/<name>}", "What is written and where.", "{trace: false}")};
 }
 
 ValueSpec build_run_spec() {
@@ -487,6 +494,15 @@ constexpr const char* kRulesAcrossKeys = R"(
   folder, the source tree's `configs/tpu`, and the install location; or a path. Every
   `hardware` key must exist in the preset. `accel validate` also runs the TPU timing library's
   full hardware check on the result (e.g. an MXU tile must fit the on-chip buffer).
+- **Strategies.** `mirrored.devices` and `one_device.device` must name known device types; a
+  mirrored device listed twice is an error. The tpu strategy initializes the emulated slice its
+  `tpu` names (`sim://v4-8`: the tpu_v4 preset with 4 chips, 8 TensorCores), one replica per
+  TensorCore; `tpu.preset`, when written, must be that slice's preset. multi_worker_mirrored runs
+  one process per worker, each running `accel run` on the same file (e.g. under
+  `accel launch --workers N` with `resolver: tf_config`); the chief writes the results, the
+  other workers write nothing. `data.batch` is the global batch, split across all replicas.
+- **Callbacks.** Relative paths (`filepath`, `filename`, `backup_dir`) are relative to the
+  working directory, as in Keras; in multi-worker runs only the chief keeps the files.
 - **Plugins.** A required plugin's file must exist; an optional one may be missing.
 - **Limits.** At most 4 MiB, 64 levels of nesting and 200000 nodes after expanding aliases
   (alias bombs); duplicate keys, anchor loops, YAML tags, non-text keys, tabs used as

@@ -390,7 +390,7 @@ Value to_value(const SourceNode& node, const ValueSpec& spec) {
 
 namespace {
 
-// Documented defaults such as "the default device" or "results/<name>" are
+// Documented defaults such as "the default device" or "runs/<name>" are
 // descriptions, not values; a text default is a value only when it is one word.
 bool default_is_literal(const Field& field) {
   if (field.default_text.empty()) return false;

@@ -208,7 +208,7 @@ TEST(Validation, DefaultsAreFilledFromTheSchema) {
   EXPECT_EQ(run.data->options.at("prefetch").as_text(), "autotune");
   EXPECT_EQ(run.training->epochs, 1);
   EXPECT_EQ(run.training->optimizer.argument("learning_rate")->as_number(), 0.001);
-  EXPECT_EQ(run.output_directory, "results/minimal");
+  EXPECT_EQ(run.output_directory, "runs/minimal");
 }
 
 TEST(Reference, DocsYamlReferenceIsGeneratedFromTheSchema) {

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "run_test_support.hpp"
+
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -34,38 +36,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::CommandResult;
+using testing::read_text;
+using testing::run_shell;
+using testing::scratch_dir;
 
 const std::string kAccel = ACCEL_CLI_PATH;
 const std::string kQuickstart = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/quickstart.yaml";
-
-struct CommandResult {
-  int code = -1;
-  std::string output;
-};
-
-CommandResult run_shell(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (size_t read = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.output.append(buffer.data(), read);
-  const int status = ::pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-fs::path scratch_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("accel_experiment_run_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
 
 bool have_gpu() { return run_shell(kAccel + " devices").output.find("GPU:0") != std::string::npos; }
 
@@ -134,7 +111,8 @@ TEST_F(QuickstartRun, MetricsCsvHasARowPerStepAndEpoch) {
   std::istringstream csv(read_text(directory_ / "metrics.csv"));
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line.rfind("run,kind,epoch,step,wall_seconds,device_seconds,simulated_seconds,loss", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("run,kind,epoch,step,wall_seconds,device_seconds,simulated_seconds,all_reduce_seconds,loss", 0), 0u)
+      << line;
   std::map<std::string, int> rows;
   while (std::getline(csv, line)) rows[line.substr(0, line.find(',', line.find(',') + 1))]++;
   EXPECT_EQ(rows["cpu,step"], 6);

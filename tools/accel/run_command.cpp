@@ -87,6 +87,10 @@ std::string overall_bar(size_t done, size_t total) {
 int run_single(const RunRequest& request, std::ostream& err) {
   experiment::LoadOptions options;
   options.overrides = request.overrides;
+  // The parent validated the file against this machine's devices. Here nothing
+  // may discover plugins before the run applies its settings (the TPU
+  // emulator's hardware is read when its plugin loads).
+  options.device_catalog = experiment::validated_device_catalog;
   const experiment::Experiment loaded = experiment::load_experiment(request.file, options);
   for (const experiment::RunConfig& run : loaded.runs) {
     if (run.name != request.single_run) continue;
@@ -185,7 +189,15 @@ int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
     err << error.what() << "\n";
     return 2;  // nothing written
   }
-  const fs::path directory = request.out.empty() ? fs::path("runs") / loaded.name / utc_now("%Y%m%d-%H%M%S") : fs::path(request.out);
+  // A worker that is not its cluster's chief trains with the others but keeps
+  // nothing: its results go to a temporary folder, removed at the end.
+  bool chief = true;
+  for (const experiment::RunConfig& run : loaded.runs) chief = chief && experiment::writes_results(run);
+  const std::string base = loaded.runs.empty() ? "runs/" + loaded.name : loaded.runs.front().output_directory;
+  const fs::path directory = !chief              ? fs::temp_directory_path() / fmt::format("accel-worker-{}", ::getpid())
+                             : request.out.empty() ? fs::path(base) / utc_now("%Y%m%d-%H%M%S")
+                                                   : fs::path(request.out);
+  if (!chief) out << "accel run: this process is a worker but not the chief of its cluster; the chief writes the results\n";
   const fs::path parts = directory / ".parts";
   fs::create_directories(parts);
   install_interrupt_handler();
@@ -227,8 +239,9 @@ int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
     write_everything(results, traces, directory);
   }
   fs::remove_all(parts);
+  if (!chief) fs::remove_all(directory);
   print_summary(results, out);
-  out << fmt::format("\nreport: {}\n", (directory / "report.html").string());
+  if (chief) out << fmt::format("\nreport: {}\n", (directory / "report.html").string());
   if (interrupted) {
     err << "accel run: interrupted; the partial report is in " << directory.string() << "\n";
     return 130;

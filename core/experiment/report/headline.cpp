@@ -47,7 +47,13 @@ std::vector<HeadlineRow> headline_rows(const ExperimentResults& results) {
     row.measured_step_seconds = median_step_wall_seconds(run);
     const int64_t steps = static_cast<int64_t>(run.steps.size());
     const int epochs_run = static_cast<int>(run.epochs.size());
-    if (run.emulator && steps > 0) {
+    if (!run.benchmark.empty()) {
+      // An op benchmark: the time per op of its largest size, on the device's clock.
+      const BenchmarkPoint& largest = run.benchmark.back();
+      row.time_source = largest.time_source;
+      if (largest.seconds > 0) row.step_seconds = largest.seconds;
+      row.measured_step_seconds = largest.wall_seconds;
+    } else if (run.emulator && steps > 0) {
       // The emulator's clock: its simulated timeline over the whole training.
       row.time_source = kSimulated;
       row.step_seconds = run.emulator->seconds / static_cast<double>(steps);

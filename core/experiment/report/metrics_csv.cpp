@@ -32,7 +32,7 @@ std::string metrics_csv_text(const ExperimentResults& results) {
     }
   }
   log_names.erase("loss");
-  std::string text = "run,kind,epoch,step,wall_seconds,device_seconds,simulated_seconds,loss";
+  std::string text = "run,kind,epoch,step,wall_seconds,device_seconds,simulated_seconds,all_reduce_seconds,loss";
   for (const std::string& name : log_names) text += "," + quoted(name);
   text += "\n";
   text.reserve(text.size() + 96 * results.runs.size() * 1024);
@@ -48,12 +48,14 @@ std::string metrics_csv_text(const ExperimentResults& results) {
   for (const RunResult& run : results.runs) {
     const std::string name = quoted(run.name);
     for (const StepRecord& step : run.steps) {
-      text += fmt::format("{},step,{},{},{},{},", name, step.epoch + 1, step.step, field(step.wall_seconds),
-                          step.device_seconds ? field(*step.device_seconds) : std::string());
+      text += fmt::format("{},step,{},{},{},{},{},{}", name, step.epoch + 1, step.step, field(step.wall_seconds),
+                          step.device_seconds ? field(*step.device_seconds) : std::string(),
+                          step.simulated_seconds ? field(*step.simulated_seconds) : std::string(),
+                          step.all_reduce_seconds ? field(*step.all_reduce_seconds) : std::string());
       append_logs(step.logs);
     }
     for (const EpochRecord& epoch : run.epochs) {
-      text += fmt::format("{},epoch,{},,{},,{}", name, epoch.epoch + 1, field(epoch.wall_seconds),
+      text += fmt::format("{},epoch,{},,{},,{},", name, epoch.epoch + 1, field(epoch.wall_seconds),
                           epoch.simulated_seconds ? field(*epoch.simulated_seconds) : std::string());
       append_logs(epoch.logs);
     }

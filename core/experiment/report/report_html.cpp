@@ -158,6 +158,59 @@ svg::RooflineChart roofline(const ExperimentResults& results) {
   return chart;
 }
 
+// Op benchmark runs: FLOP/s of every size on each run's device clock.
+svg::BarChart benchmark_rates(const ExperimentResults& results) {
+  svg::BarChart chart{"op-benchmark", "Op benchmark: attained FLOP/s per size (each run's device clock)",
+                      "GFLOP/s (simulated on the emulator, CUDA events on a GPU, kernel wall on the CPU)", {}, {}, true};
+  std::vector<std::string> sizes;
+  std::vector<const RunResult*> runs;
+  for (const RunResult& run : results.runs) {
+    if (run.benchmark.empty()) continue;
+    runs.push_back(&run);
+    chart.series.push_back(fmt::format("{} ({})", run.name, run.benchmark.front().time_source));
+    for (const BenchmarkPoint& point : run.benchmark) {
+      std::string label = point.op;
+      for (size_t axis = 0; axis < point.size.size(); ++axis) label += (axis == 0 ? " " : "x") + std::to_string(point.size[axis]);
+      if (std::find(sizes.begin(), sizes.end(), label) == sizes.end()) sizes.push_back(label);
+    }
+  }
+  for (const std::string& size : sizes) {
+    svg::BarGroup group{size, {}};
+    for (const RunResult* run : runs) {
+      std::optional<double> value;
+      for (const BenchmarkPoint& point : run->benchmark) {
+        std::string label = point.op;
+        for (size_t axis = 0; axis < point.size.size(); ++axis) label += (axis == 0 ? " " : "x") + std::to_string(point.size[axis]);
+        if (label == size && point.seconds > 0) value = point.flops / point.seconds / 1e9;
+      }
+      group.values.push_back(value);
+    }
+    chart.groups.push_back(std::move(group));
+  }
+  return chart;
+}
+
+// TPUStrategy runs: each step's simulated time and the gradient all-reduce within it.
+svg::LineChart all_reduce_per_step(const ExperimentResults& results) {
+  svg::LineChart chart{"all-reduce-per-step", "TPUStrategy: simulated step time and its gradient all-reduce",
+                       "training step", "microseconds per step (simulated)", {}, true};
+  for (const RunResult& run : results.runs) {
+    svg::LineSeries step{run.name + ": step", {}, {}, run.steps.size() < 30};
+    svg::LineSeries all_reduce{run.name + ": all-reduce over the interconnect", {}, {}, run.steps.size() < 30};
+    for (const StepRecord& record : run.steps) {
+      if (!record.simulated_seconds || !record.all_reduce_seconds) continue;
+      step.x.push_back(static_cast<double>(record.step));
+      step.y.push_back(*record.simulated_seconds * 1e6);
+      all_reduce.x.push_back(static_cast<double>(record.step));
+      all_reduce.y.push_back(*record.all_reduce_seconds * 1e6);
+    }
+    if (step.x.empty()) continue;
+    chart.series.push_back(std::move(step));
+    chart.series.push_back(std::move(all_reduce));
+  }
+  return chart;
+}
+
 struct Plot {
   std::string id;
   std::string svg;
@@ -191,6 +244,15 @@ std::vector<Plot> plots(const ExperimentResults& results) {
       "The emulator's MXU utilization of each MXU op: useful MACs / peak MACs over the op's cycles (cycle-weighted mean).");
   add("hbm-traffic", svg::bar_chart_svg(emulator_per_op(results, false)),
       "The emulator's HBM bytes read and written per op per step. Log scale.");
+  if (const svg::BarChart rates = benchmark_rates(results); !rates.groups.empty()) {
+    add("op-benchmark", svg::bar_chart_svg(rates),
+        "Op benchmark runs: FLOPs per op / median time per op, by each run's device clock. Log scale.");
+  }
+  if (const svg::LineChart breakdown = all_reduce_per_step(results); !breakdown.series.empty()) {
+    add("all-reduce-per-step", svg::line_chart_svg(breakdown),
+        "TPUStrategy runs: every step's simulated time (the slowest TensorCore, all-reduce included) and the gradient "
+        "all-reduce in it, timed from the preset's interconnect topology and link bandwidth. Log scale.");
+  }
   add("roofline", svg::roofline_svg(roofline(results)),
       "Each op (profiled steps, on the run's device) at its arithmetic intensity and attained FLOP/s; dashed lines are "
       "each backend's roof: min(peak FLOP/s, bandwidth x intensity). Sources of the peaks are in the run details.");

@@ -37,12 +37,61 @@ std::string headline_table(const ExperimentResults& results) {
   return text;
 }
 
+std::string distribution_details(const DistributionResult& distribution, const RunResult& run) {
+  std::string devices;
+  for (const std::string& device : distribution.replica_devices) devices += (devices.empty() ? "`" : ", `") + device + "`";
+  std::string text = fmt::format("- strategy: {}, {} replicas in sync", distribution.strategy, distribution.replicas_in_sync);
+  if (distribution.workers > 1) {
+    text += fmt::format(" over {} workers (these results: worker {}, the chief)", distribution.workers, distribution.worker_index);
+  }
+  text += fmt::format("; this worker's replicas on {}; gradients all-reduced by {}\n", devices, distribution.cross_device_ops);
+  if (distribution.all_reduce_seconds_per_step) {
+    const std::optional<double> step = run.emulator && !run.steps.empty()
+                                           ? std::optional<double>(run.emulator->seconds / static_cast<double>(run.steps.size()))
+                                           : std::nullopt;
+    text += fmt::format("- gradient all-reduce over the emulated interconnect (simulated): {} per step{}, {} of gradients\n",
+                        format_seconds(*distribution.all_reduce_seconds_per_step),
+                        step ? fmt::format(" ({} of the simulated step)", percent(*distribution.all_reduce_seconds_per_step / *step)) : "",
+                        format_bytes(distribution.all_reduce_bytes_per_step.value_or(0)));
+  }
+  return text;
+}
+
+std::string size_text(const std::vector<int64_t>& size) {
+  std::string text;
+  for (int64_t dimension : size) text += (text.empty() ? "" : "x") + std::to_string(dimension);
+  return text;
+}
+
+std::string benchmark_details(const RunResult& run) {
+  std::string text = "\n| op | size | dtype | clock | time per op | FLOP/s | of peak | measured wall per op |\n"
+                     "|---|---|---|---|---|---|---|---|\n";
+  for (const BenchmarkPoint& point : run.benchmark) {
+    const std::optional<double> flops_per_second =
+        point.seconds > 0 ? std::optional<double>(point.flops / point.seconds) : std::nullopt;
+    const std::string of_peak = flops_per_second && run.peak.peak_flops_per_second
+                                    ? percent(*flops_per_second / *run.peak.peak_flops_per_second)
+                                    : "—";
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", point.op, size_text(point.size), point.dtype,
+                        point.time_source, format_seconds(point.seconds), or_dash(flops_per_second, rate), of_peak,
+                        format_seconds(point.wall_seconds));
+  }
+  return text;
+}
+
 std::string run_details(const RunResult& run) {
   std::string text = fmt::format("### {}\n\n", run.name);
   if (!run.description.empty()) text += run.description + "\n\n";
   text += fmt::format("- status: **{}**{}\n", run_status_name(run.status), run.reason.empty() ? "" : " — " + run.reason);
   text += fmt::format("- device: `{}`{}\n", run.device, run.device_description.empty() ? "" : " (" + run.device_description + ")");
   if (run.status == RunStatus::kSkipped || run.status == RunStatus::kNotRun) return text + "\n";
+  if (!run.benchmark.empty()) {
+    text += fmt::format("- op benchmark, medians of {} timed repetitions per size; measured wall: whole run {}\n",
+                        run.benchmark.front().repeats, format_seconds(run.total_wall_seconds));
+    for (const std::string& note : run.notes) text += "- note: " + note + "\n";
+    return text + benchmark_details(run) + "\n";
+  }
+  if (run.distribution) text += distribution_details(*run.distribution, run);
   text += fmt::format("- batch {}, {} steps per epoch, {} of {} epochs, {} steps run\n", run.batch_size, run.steps_per_epoch,
                       run.epochs.size(), run.epochs_planned, run.steps.size());
   text += fmt::format("- measured wall: whole run {}, fit {}, evaluate {} ({} examples)\n", format_seconds(run.total_wall_seconds),
@@ -99,7 +148,8 @@ std::string report_markdown(const ExperimentResults& results) {
           "emulator's timeline (cycles / clock), `measured wall` is the host's clock around each step. *time / step* "
           "is the median over the steps after the first (wall) or the simulated training time / steps; *time / epoch* "
           "is the training time / epochs; *ratio to first run* divides a run's time per step by the first run's; "
-          "*measured wall / step* is always the host's clock (for the emulator: how long emulating took).\n\n";
+          "*measured wall / step* is always the host's clock (for the emulator: how long emulating took). For an op "
+          "benchmark run, *time / step* is the time per op of its largest size.\n\n";
   bool any_skipped = false;
   for (const RunResult& run : results.runs) {
     if (run.status != RunStatus::kSkipped && run.status != RunStatus::kFailed && run.status != RunStatus::kNotRun) continue;

@@ -32,7 +32,10 @@ ordered_json units_table() {
           {"examples_per_second", "examples/s"},
           {"loss", "the loss's own unit"},
           {"accuracy", "fraction in [0, 1]"},
-          {"ratio_to_first", "step time / the first run's step time"}};
+          {"ratio_to_first", "step time / the first run's step time"},
+          {"all_reduce_seconds", "s (simulated: the gradient all-reduce over the emulated interconnect)"},
+          {"all_reduce_bytes_per_step", "bytes"},
+          {"size", "the op's problem size as written (N, or [M, N, K] for matmul)"}};
 }
 
 template <typename T>
@@ -63,6 +66,8 @@ ordered_json run_json(const RunResult& run) {
     ordered_json entry = {{"step", step.step}, {"epoch", step.epoch}, {"wall_seconds", step.wall_seconds},
                           {"logs", step.logs}};
     if (step.device_seconds) entry["device_seconds"] = *step.device_seconds;
+    if (step.simulated_seconds) entry["simulated_seconds"] = *step.simulated_seconds;
+    if (step.all_reduce_seconds) entry["all_reduce_seconds"] = *step.all_reduce_seconds;
     steps.push_back(std::move(entry));
   }
   ordered_json epochs = ordered_json::array();
@@ -104,6 +109,8 @@ ordered_json run_json(const RunResult& run) {
         {"source", run.peak.source}}},
       {"emulator", nullptr},
       {"tpu_system", nullptr},
+      {"distribution", nullptr},
+      {"benchmark", ordered_json::array()},
       {"epochs", std::move(epochs)},
       {"ops", std::move(ops)},
       {"steps", std::move(steps)}};
@@ -116,6 +123,23 @@ ordered_json run_json(const RunResult& run) {
   if (!run.tpu_system_json.empty()) {
     result["tpu_system"] = ordered_json::parse(run.tpu_system_json, nullptr, false);
     if (result["tpu_system"].is_discarded()) result["tpu_system"] = run.tpu_system_json;
+  }
+  if (run.distribution) {
+    const DistributionResult& distribution = *run.distribution;
+    result["distribution"] = {{"strategy", distribution.strategy},
+                              {"replicas_in_sync", distribution.replicas_in_sync},
+                              {"workers", distribution.workers},
+                              {"worker_index", distribution.worker_index},
+                              {"replica_devices", distribution.replica_devices},
+                              {"cross_device_ops", distribution.cross_device_ops},
+                              {"all_reduce_seconds_per_step", optional_json(distribution.all_reduce_seconds_per_step)},
+                              {"all_reduce_bytes_per_step", optional_json(distribution.all_reduce_bytes_per_step)}};
+  }
+  for (const BenchmarkPoint& point : run.benchmark) {
+    result["benchmark"].push_back({{"op", point.op}, {"size", point.size}, {"dtype", point.dtype},
+                                   {"repeats", point.repeats}, {"flops", point.flops}, {"bytes", point.bytes},
+                                   {"seconds", point.seconds}, {"time_source", point.time_source},
+                                   {"wall_seconds", point.wall_seconds}});
   }
   return result;
 }
@@ -160,6 +184,31 @@ RunResult run_from_json(const json& entry) {
                                   totals.value("hbm_bytes", int64_t{0}),    totals.value("stall_cycles", int64_t{0}),
                                   totals.value("mxu_utilization", 0.0)};
   }
+  if (entry.contains("distribution") && entry["distribution"].is_object()) {
+    const json& distribution = entry["distribution"];
+    DistributionResult& result = run.distribution.emplace();
+    result.strategy = distribution.value("strategy", "");
+    result.replicas_in_sync = distribution.value("replicas_in_sync", 1);
+    result.workers = distribution.value("workers", 1);
+    result.worker_index = distribution.value("worker_index", 0);
+    result.replica_devices = distribution.value("replica_devices", std::vector<std::string>{});
+    result.cross_device_ops = distribution.value("cross_device_ops", "");
+    result.all_reduce_seconds_per_step =
+        optional_from<double>(distribution.value("all_reduce_seconds_per_step", json(nullptr)));
+    result.all_reduce_bytes_per_step = optional_from<double>(distribution.value("all_reduce_bytes_per_step", json(nullptr)));
+  }
+  for (const json& point : entry.value("benchmark", json::array())) {
+    BenchmarkPoint& result = run.benchmark.emplace_back();
+    result.op = point.value("op", "");
+    result.size = point.value("size", std::vector<int64_t>{});
+    result.dtype = point.value("dtype", "");
+    result.repeats = point.value("repeats", int64_t{0});
+    result.flops = point.value("flops", 0.0);
+    result.bytes = point.value("bytes", 0.0);
+    result.seconds = point.value("seconds", 0.0);
+    result.time_source = point.value("time_source", "");
+    result.wall_seconds = point.value("wall_seconds", 0.0);
+  }
   if (entry.contains("tpu_system") && !entry["tpu_system"].is_null()) {
     run.tpu_system_json = entry["tpu_system"].is_string() ? entry["tpu_system"].get<std::string>() : entry["tpu_system"].dump();
   }
@@ -195,6 +244,8 @@ RunResult run_from_json(const json& entry) {
     record.wall_seconds = step.value("wall_seconds", 0.0);
     record.logs = step.value("logs", std::map<std::string, double>{});
     if (step.contains("device_seconds")) record.device_seconds = step["device_seconds"].get<double>();
+    if (step.contains("simulated_seconds")) record.simulated_seconds = step["simulated_seconds"].get<double>();
+    if (step.contains("all_reduce_seconds")) record.all_reduce_seconds = step["all_reduce_seconds"].get<double>();
     run.steps.push_back(std::move(record));
   }
   return run;

@@ -1,6 +1,7 @@
 #include "device_setup.hpp"
 
 #include <accel/config.hpp>
+#include <accel/distribute/tpu_strategy.hpp>
 #include <accel/error.hpp>
 
 #include <fmt/format.h>
@@ -65,6 +66,13 @@ void apply_device_settings(const RunConfig& run) {
     config::set_setting("tpu_sim.preset", run.tpu->preset_path.empty() ? run.tpu->preset : run.tpu->preset_path);
     config::set_setting("tpu_sim.overrides", tpu_sim_overrides(*run.tpu));
     config::set_setting("tpu_sim.mode", run.tpu->timing);
+  }
+  // The tpu strategy's slice (chips) is read when the emulator loads, which
+  // the device listing below does: initialize it first.
+  if (run.strategy && run.strategy->name == "tpu") {
+    const Value* address = run.strategy->argument("tpu");
+    distribute::initialize_tpu_system(
+        distribute::TPUClusterResolver(address && address->is_set() ? address->as_text() : "sim://v4-8"));
   }
   // Only the CPU (for data and fallbacks) and the run's own device type are
   // opened: a CPU run does not reserve emulated HBM or GPU memory.

@@ -1,5 +1,6 @@
 // Applies a run's device configuration to the runtime before it initializes:
-// the TPU emulator's settings (preset, what-ifs, timing mode), which physical
+// the TPU emulator's settings (preset, what-ifs, timing mode, and the slice of
+// a tpu strategy, initialized here), which physical
 // devices are visible (the CPU plus the run's device type), memory growth,
 // memory limits and logical-device splits. The runtime reads all of these
 // once per process, which is why every run executes in its own process.

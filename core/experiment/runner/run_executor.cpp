@@ -1,19 +1,30 @@
+// execute_run: one run of an experiment in this process. A model run applies
+// the device settings, builds the strategy (if any), the data, the model
+// (inside the strategy's scope) and the callbacks, trains with Keras fit
+// while a StepRecorder records every step, then evaluates on the test data.
+// A benchmark run times its op at each size (op_benchmark.hpp).
 #include <accel/experiment/run_executor.hpp>
 
 #include "backend_peak.hpp"
+#include "callback_factory.hpp"
 #include "device_setup.hpp"
 #include "emulator_totals.hpp"
 #include "model_factory.hpp"
+#include "op_benchmark.hpp"
 #include "step_recorder.hpp"
+#include "strategy_factory.hpp"
 #include "training_data.hpp"
 
 #include <accel/config.hpp>
+#include <accel/distribute/tpu_strategy.hpp>
+#include <accel/experiment/experiment_loader.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/placement.hpp>
 #include <accel/runtime.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -29,12 +40,7 @@ double seconds_since(Clock::time_point start) {
 
 // Why this runner cannot run `run`, or "" when it can.
 std::string unsupported_reason(const RunConfig& run) {
-  if (run.benchmark) return "op benchmarks are not run by `accel run` yet (use `accel matmul`)";
-  if (run.strategy && run.strategy->name != "one_device") {
-    return fmt::format("strategy '{}' is not supported by the runner yet: the distribution library provides no "
-                       "strategy objects to train with",
-                       run.strategy->name);
-  }
+  if (run.benchmark) return "";
   if (!run.model || !run.data || !run.training) return "the run has no model, data and training";
   return "";
 }
@@ -69,21 +75,58 @@ int emulator_core_of(const std::string& device_name) {
   return std::stoi(device_name.substr(5));
 }
 
+// The device a run's results are reported for: its strategy's first replica, else its device.
+std::string reported_device(const RunConfig& run, const distribute::Strategy* strategy) {
+  return strategy != nullptr ? strategy->replica_devices().front().short_name() : run_device_name(run);
+}
+
+// TPUStrategy: each step's simulated time and all-reduce, as the strategy measured them.
+void record_tpu_steps(const distribute::TPUStrategy& strategy, RunResult& result) {
+  const std::vector<distribute::TpuStepTime>& times = strategy.step_times();
+  std::vector<double> all_reduce;
+  for (size_t step = 0; step < result.steps.size() && step < times.size(); ++step) {
+    result.steps[step].simulated_seconds = times[step].total_seconds;
+    result.steps[step].all_reduce_seconds = times[step].all_reduce_seconds;
+    all_reduce.push_back(times[step].all_reduce_seconds);
+  }
+  if (all_reduce.empty()) return;
+  std::nth_element(all_reduce.begin(), all_reduce.begin() + static_cast<std::ptrdiff_t>(all_reduce.size() / 2),
+                   all_reduce.end());
+  result.distribution->all_reduce_seconds_per_step = all_reduce[all_reduce.size() / 2];
+  result.distribution->all_reduce_bytes_per_step = times.front().all_reduce_bytes;
+}
+
+void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, RunOutput& output) {
+  RunResult& result = output.result;
+  const Clock::time_point start = Clock::now();
+  apply_device_settings(run);
+  const std::string device = run_device_name(run);
+  result.device_description = physical_description(device);
+  if (emulator_core_of(device) >= 0) result.tpu_system_json = emulator_system_json();
+  result.peak = backend_peak(device);
+  result.benchmark = run_op_benchmark(*run.benchmark, device, options.interrupt);
+  const bool interrupted = options.interrupt != nullptr && options.interrupt->load() &&
+                           result.benchmark.size() < run.benchmark->sizes.size();
+  result.status = interrupted ? RunStatus::kInterrupted : RunStatus::kCompleted;
+  if (interrupted) result.reason = fmt::format("interrupted (Ctrl-C) after {} sizes", result.benchmark.size());
+  result.total_wall_seconds = seconds_since(start);
+}
+
 void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options, RunOutput& output) {
   RunResult& result = output.result;
   const Clock::time_point run_start = Clock::now();
   apply_device_settings(run);
-  const std::string device = run_device_name(run);
-  const std::string full_device = find_device(device).name();
-  result.device_description = physical_description(device);
-  if (emulator_core_of(device) >= 0) result.tpu_system_json = emulator_system_json();
-
   const TrainingConfig& training = *run.training;
   keras::clear_session();
   if (training.seed) keras::set_random_seed(static_cast<uint64_t>(*training.seed));
-  for (const KerasObject& callback : training.callbacks) {
-    result.notes.push_back(fmt::format("callback '{}' is not applied by the runner yet", callback.name));
-  }
+
+  const std::unique_ptr<distribute::Strategy> strategy = make_strategy(run, result.notes);
+  if (strategy) result.distribution = describe_strategy(*strategy);
+  const std::string device = reported_device(run, strategy.get());
+  result.device = device;
+  const std::string full_device = find_device(device).name();
+  result.device_description = physical_description(device);
+  if (emulator_core_of(device) >= 0) result.tpu_system_json = emulator_system_json();
 
   std::vector<int64_t> input_shape = model_input_shape(*run.model, run.data->example_shape);
   std::optional<uint64_t> seed;
@@ -96,9 +139,17 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   result.notes.insert(result.notes.end(), data.notes.begin(), data.notes.end());
 
   result.peak = backend_peak(device);
-  DeviceScope scope(device);
-  auto model = make_sequential(*run.model, input_shape);
-  model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics));
+  // Without a strategy the model lives on the run's device; with one, the
+  // strategy places every replica (and keeps the data where it was read).
+  std::optional<DeviceScope> on_device;
+  if (!strategy) on_device.emplace(device);
+  std::shared_ptr<keras::Sequential> model;
+  {
+    std::optional<distribute::StrategyScope> in_scope;
+    if (strategy) in_scope.emplace(*strategy);
+    model = make_sequential(*run.model, input_shape);
+    model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics));
+  }
 
   result.batch_size = batch_size(*run.data);
   result.epochs_planned = static_cast<int>(training.epochs);
@@ -120,10 +171,13 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   fit.batch_size = result.batch_size;
   fit.verbose = options.verbose;
   fit.callbacks = {recorder};
+  for (keras::CallbackPointer& callback : make_callbacks(training.callbacks)) fit.callbacks.push_back(callback);
   fit.validation_split = training.validation_split;
   fit.shuffle = shuffle_enabled(*run.data);
   fit.seed = seed;
   fit.steps_per_epoch = training.steps_per_epoch;
+  auto* tpu_strategy = dynamic_cast<distribute::TPUStrategy*>(strategy.get());
+  if (tpu_strategy != nullptr) tpu_strategy->reset_step_times();
   const Clock::time_point fit_start = Clock::now();
   model->fit(data.train_x, data.train_y, fit);
   runtime::synchronize();
@@ -135,6 +189,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   result.profiled_first_step = recorder_options.first_profiled_step;
   result.profiled_steps = recorder->profiled_steps_done();
   result.ops = recorder->op_summaries();
+  if (tpu_strategy != nullptr) record_tpu_steps(*tpu_strategy, result);
   output.trace = recorder->take_trace();
 
   if (recorder->interrupted()) {
@@ -159,6 +214,8 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
 
 }  // namespace
 
+bool writes_results(const RunConfig& run) { return runs_as_chief(run); }
+
 RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options) {
   RunOutput output;
   RunResult& result = output.result;
@@ -177,7 +234,12 @@ RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options) 
     return output;
   }
   try {
-    train_and_evaluate(run, options, output);
+    register_run_plugins(run);
+    if (run.benchmark) {
+      run_benchmark(run, options, output);
+    } else {
+      train_and_evaluate(run, options, output);
+    }
   } catch (const std::exception& error) {
     result.status = RunStatus::kFailed;
     result.reason = error.what();

@@ -110,6 +110,8 @@ struct RunConfig {
   std::optional<std::string> device;  // full device name
   std::vector<DeviceOptions> devices;
   std::optional<KerasObject> strategy;
+  // multi_worker_mirrored's `resolver`: tf_config, slurm or simple with its arguments.
+  std::optional<KerasObject> cluster_resolver;
   std::optional<TpuSystem> tpu;
   std::optional<ModelConfig> model;
   std::optional<BenchmarkConfig> benchmark;

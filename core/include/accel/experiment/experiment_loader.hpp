@@ -24,16 +24,23 @@ struct DeviceCatalog {
   std::map<std::string, int> available;
   // Why a known type is absent ("plugin cuda skipped: libcudart.so.12 not found").
   std::map<std::string, std::string> absence_reasons;
+  // Every type is known and present: for a file another process already
+  // validated (a run's own process), so that loading it touches no plugin.
+  bool any_type = false;
 };
 
 // The devices of the runtime's plugins (loads plugins once: milliseconds).
 DeviceCatalog runtime_device_catalog();
+// Any type known and present; touches nothing (see DeviceCatalog::any_type).
+DeviceCatalog validated_device_catalog();
 // A fixed catalog, for tests and the fuzzer: CPU and TPU available, GPU absent.
 DeviceCatalog fixed_device_catalog(std::map<std::string, int> available);
 
 struct LoadOptions {
   std::vector<std::string> overrides;  // "key=value", applied in order before validation
-  // Device availability; runtime_device_catalog() when not set.
+  // Device availability. When not set: the plugins the file lists are
+  // registered with the runtime first (register_run_plugins), then
+  // runtime_device_catalog() sees their devices too.
   std::function<DeviceCatalog()> device_catalog;
   // Folders searched for TPU presets before the built-in ones.
   std::vector<std::string> tpu_preset_dirs;
@@ -44,6 +51,12 @@ struct LoadOptions {
 };
 
 Experiment load_experiment(const std::string& path, const LoadOptions& options = {});
+// Registers a run's `plugins` with the runtime, before it discovers plugins
+// (DESIGN.md's order: the experiment's plugins first): a required one must
+// load, an optional one is searched first and may be skipped. Once plugins
+// were discovered in this process, a plugin not already loaded is an
+// ExperimentError at its line.
+void register_run_plugins(const RunConfig& run);
 // The same from text; `file` names it in messages.
 Experiment load_experiment_text(std::string_view yaml, const std::string& file, const LoadOptions& options = {});
 

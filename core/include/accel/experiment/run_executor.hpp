@@ -1,7 +1,8 @@
 // Runs one run of an experiment in this process: applies its device settings,
-// loads its data, builds and compiles its model, fits it under a DeviceScope
-// on the run's device with the Keras progress bar, profiles a sample of steps,
-// evaluates on the test data, and returns everything measured. The runtime
+// builds its strategy (or places it on its device), loads its data, builds and
+// compiles its model, fits it with the Keras progress bar and its callbacks,
+// profiles a sample of steps, evaluates on the test data, and returns
+// everything measured; a benchmark run times its op instead. The runtime
 // takes device settings once per process, so `accel run` calls this in a
 // child process per run (`accel run FILE --single-run NAME`).
 #pragma once
@@ -34,5 +35,9 @@ struct RunOutput {
 // status failed with the error as the reason. A run with skipped_reason is
 // returned as skipped without touching the runtime.
 RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options);
+
+// False for a multi-worker run in which this process is not the chief: it
+// trains with the others, and the chief writes the results (TensorFlow's rule).
+bool writes_results(const RunConfig& run);
 
 }  // namespace accel::experiment

@@ -34,6 +34,10 @@ struct StepRecord {
   // Profiled steps only: the sum of the op durations the run's device reported
   // (simulated for the TPU emulator, CUDA events for a GPU, kernel wall time for the CPU).
   std::optional<double> device_seconds;
+  // TPUStrategy: this step's simulated time (the slowest core, all-reduce
+  // included) and the part of it spent in the gradient all-reduce.
+  std::optional<double> simulated_seconds;
+  std::optional<double> all_reduce_seconds;
 };
 
 struct EpochRecord {
@@ -78,6 +82,34 @@ struct EmulatorTotals {
   double mxu_utilization = 0;
 };
 
+// How a run was distributed (its strategy), from the point of view of the
+// worker whose results these are (the chief's in a multi-worker run).
+struct DistributionResult {
+  std::string strategy;            // "MirroredStrategy", "TPUStrategy", ...
+  int replicas_in_sync = 1;        // over every worker
+  int workers = 1;
+  int worker_index = 0;
+  std::vector<std::string> replica_devices;  // this worker's, "/CPU:0"
+  std::string cross_device_ops;    // "ReductionToOneDevice", "TpuCrossReplicaSum", "CollectiveAllReduce", ...
+  // TPUStrategy: the simulated gradient all-reduce of a step (median), its bytes.
+  std::optional<double> all_reduce_seconds_per_step;
+  std::optional<double> all_reduce_bytes_per_step;
+};
+
+// One size of an op benchmark (`benchmark:` runs): the op repeated, timed by
+// the device's clock (simulated, CUDA events or kernel wall) and on the host.
+struct BenchmarkPoint {
+  std::string op;                 // "matmul"
+  std::vector<int64_t> size;      // as written: N, or [M, N, K] for matmul
+  std::string dtype;
+  int64_t repeats = 0;
+  double flops = 0;               // per op
+  double bytes = 0;               // inputs and outputs per op
+  double seconds = 0;             // median per op, by the device's clock
+  std::string time_source;        // kMeasuredWall, kDeviceEvents or kSimulated
+  double wall_seconds = 0;        // median per op, host wall (synchronized)
+};
+
 struct RunResult {
   std::string name;
   std::string description;
@@ -106,6 +138,8 @@ struct RunResult {
   BackendPeak peak;
   std::optional<EmulatorTotals> emulator;
   std::string tpu_system_json;  // the emulated system, or ""
+  std::optional<DistributionResult> distribution;  // runs with a strategy
+  std::vector<BenchmarkPoint> benchmark;           // op benchmark runs
 };
 
 struct ExperimentResults {
