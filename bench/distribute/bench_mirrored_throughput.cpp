@@ -10,12 +10,10 @@
 //
 // Data: uniform random 28x28x1 images (throughput does not depend on them).
 // Threads: the CPU plugin's default (every core) unless ACCEL_CPU_THREADS.
-#include <accel/accel.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
-#include <accel/keras/backend.hpp>
-#include <accel/keras/layers.hpp>
-#include <accel/keras/sequential.hpp>
+
+#include "tutorial_cnn.hpp"
 
 #include <algorithm>
 #include <array>
@@ -28,19 +26,6 @@ namespace {
 
 using namespace accel;
 using Clock = std::chrono::steady_clock;
-
-std::shared_ptr<keras::Sequential> tutorial_cnn(distribute::Strategy& strategy) {
-  keras::set_random_seed(1);
-  auto scope = strategy.scope();
-  auto model = std::make_shared<keras::Sequential>(std::vector<std::shared_ptr<keras::Layer>>{
-      std::make_shared<keras::Conv2D>(32, std::array<int32_t, 2>{3, 3}, keras::Conv2DOptions{.activation = "relu"}),
-      std::make_shared<keras::MaxPooling2D>(keras::Pooling2DOptions{.pool_size = {2, 2}}),
-      std::make_shared<keras::Flatten>(),
-      std::make_shared<keras::Dense>(10, keras::DenseOptions{.activation = "softmax"})});
-  model->build({keras::kUnknownDim, 28, 28, 1});
-  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
-  return model;
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -66,13 +51,7 @@ int main(int argc, char** argv) {
   config::set_logical_device_configuration(config::list_physical_devices("CPU").at(0),
                                            std::vector<config::LogicalDeviceConfiguration>(2));
   const int64_t samples = batch * steps;
-  Tensor images;
-  Tensor labels;
-  {
-    DeviceScope on_host("/CPU:0");
-    images = ops::random_uniform(Shape{samples, 28, 28, 1}, /*seed=*/7);
-    labels = ops::cast(ops::mul(ops::random_uniform(Shape{samples}, /*seed=*/8), ops::fill(Shape{}, 9.99)), DType::kInt32);
-  }
+  const bench::RandomImages data = bench::random_images(samples);
   distribute::OneDeviceStrategy one_device("/CPU:0");
   distribute::MirroredStrategy mirrored({"/CPU:0", "/CPU:1"});
   struct Contender {
@@ -80,14 +59,14 @@ int main(int argc, char** argv) {
     std::shared_ptr<keras::Sequential> model;
     std::vector<double> samples_per_second;
   };
-  std::array<Contender, 2> contenders{Contender{"OneDeviceStrategy(/CPU:0)", tutorial_cnn(one_device), {}},
-                                      Contender{"MirroredStrategy(/CPU:0, /CPU:1)", tutorial_cnn(mirrored), {}}};
+  std::array<Contender, 2> contenders{Contender{"OneDeviceStrategy(/CPU:0)", bench::tutorial_cnn(one_device, "adam"), {}},
+                                      Contender{"MirroredStrategy(/CPU:0, /CPU:1)", bench::tutorial_cnn(mirrored, "adam"), {}}};
   const keras::FitOptions epoch{.epochs = 1, .batch_size = batch, .verbose = 0, .shuffle = false};
-  for (Contender& contender : contenders) contender.model->fit(images, labels, epoch);  // warm-up
+  for (Contender& contender : contenders) contender.model->fit(data.images, data.labels, epoch);  // warm-up
   for (int round = 0; round < rounds; ++round) {
     for (Contender& contender : contenders) {
       const auto start = Clock::now();
-      contender.model->fit(images, labels, epoch);
+      contender.model->fit(data.images, data.labels, epoch);
       contender.samples_per_second.push_back(static_cast<double>(samples) /
                                              std::chrono::duration<double>(Clock::now() - start).count());
     }

@@ -8,13 +8,11 @@
 // printed for reference only.
 //
 //   bench_tpu_strategy_step [--tpu sim://v4-8] [--batch 1024] [--steps 10]
-#include <accel/accel.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
 #include <accel/distribute/tpu_strategy.hpp>
-#include <accel/keras/backend.hpp>
-#include <accel/keras/layers.hpp>
-#include <accel/keras/sequential.hpp>
 #include <accel/tpu_emulator.hpp>
+
+#include "tutorial_cnn.hpp"
 
 #include <algorithm>
 #include <array>
@@ -27,30 +25,6 @@ namespace {
 using namespace accel;
 using Clock = std::chrono::steady_clock;
 
-std::shared_ptr<keras::Sequential> tutorial_cnn(distribute::Strategy& strategy) {
-  keras::set_random_seed(1);
-  auto scope = strategy.scope();
-  auto model = std::make_shared<keras::Sequential>(std::vector<std::shared_ptr<keras::Layer>>{
-      std::make_shared<keras::Conv2D>(32, std::array<int32_t, 2>{3, 3}, keras::Conv2DOptions{.activation = "relu"}),
-      std::make_shared<keras::MaxPooling2D>(keras::Pooling2DOptions{.pool_size = {2, 2}}),
-      std::make_shared<keras::Flatten>(),
-      std::make_shared<keras::Dense>(10, keras::DenseOptions{.activation = "softmax"})});
-  model->build({keras::kUnknownDim, 28, 28, 1});
-  model->compile("sgd", "sparse_categorical_crossentropy");
-  return model;
-}
-
-struct Data {
-  Tensor images;
-  Tensor labels;
-};
-
-Data random_images(int64_t samples) {
-  DeviceScope on_host("/CPU:0");
-  return {ops::random_uniform(Shape{samples, 28, 28, 1}, /*seed=*/7),
-          ops::cast(ops::mul(ops::random_uniform(Shape{samples}, /*seed=*/8), ops::fill(Shape{}, 9.99)), DType::kInt32)};
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -59,8 +33,8 @@ double median(std::vector<double> values) {
 // Simulated seconds per step of one TensorCore: the growth of TPU:0's timeline.
 double one_core_step_seconds(int64_t batch, int64_t steps) {
   distribute::OneDeviceStrategy core("/TPU:0");
-  auto model = tutorial_cnn(core);
-  const Data data = random_images(batch * steps);
+  auto model = bench::tutorial_cnn(core, "sgd");
+  const bench::RandomImages data = bench::random_images(batch * steps);
   const TpuEmulator emulator = *TpuEmulator::find();
   model->fit(data.images, data.labels, {.batch_size = batch, .verbose = 0, .shuffle = false, .steps_per_epoch = 1});
   const double before = emulator.totals(0).seconds;
@@ -88,8 +62,8 @@ int main(int argc, char** argv) {
   const distribute::TpuTopology topology = distribute::initialize_tpu_system(resolver);
   distribute::TPUStrategy strategy(resolver);
   const int replicas = strategy.num_replicas_in_sync();
-  auto model = tutorial_cnn(strategy);
-  const Data data = random_images(batch * steps);
+  auto model = bench::tutorial_cnn(strategy, "sgd");
+  const bench::RandomImages data = bench::random_images(batch * steps);
   model->fit(data.images, data.labels, {.batch_size = batch, .verbose = 0, .shuffle = false, .steps_per_epoch = 1});
   strategy.reset_step_times();  // the warm-up step is not counted
   const auto start = Clock::now();

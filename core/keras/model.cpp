@@ -107,12 +107,6 @@ void Model::build_metrics(const Tensor& y_true, const Tensor& y_pred) {
   metrics_built_ = true;
 }
 
-void Model::update_metrics_from_replicas(const Tensor& y_true, const Tensor& y_pred, double loss_sum, double rows) {
-  build_metrics(y_true, y_pred);
-  if (rows > 0) loss_tracker_.update_state(loss_sum / rows, rows);
-  for (const auto& metric : metrics_) metric->update_state(y_true, y_pred);
-}
-
 void Model::update_metrics(const Tensor& y_true, const Tensor& y_pred, const Tensor& loss) {
   build_metrics(y_true, y_pred);
   // Keras weights each batch's mean loss by the batch size, so the epoch

@@ -116,9 +116,15 @@ ordered_json run_json(const RunResult& run) {
       {"steps", std::move(steps)}};
   if (run.emulator) {
     const EmulatorTotals& totals = *run.emulator;
-    result["emulator"] = {{"ops", totals.ops}, {"cycles", totals.cycles}, {"simulated_seconds", totals.seconds},
-                          {"clock_hz", totals.clock_hz}, {"hbm_bytes", totals.hbm_bytes},
-                          {"stall_cycles", totals.stall_cycles}, {"mxu_utilization", totals.mxu_utilization}};
+    result["emulator"] = {{"ops", totals.ops},
+                          {"cycles", totals.cycles},
+                          {"simulated_seconds", totals.seconds},
+                          {"clock_hz", totals.clock_hz},
+                          {"hbm_bytes", totals.hbm_bytes},
+                          {"stall_cycles", totals.stall_cycles},
+                          {"mxu_utilization", totals.mxu_utilization},
+                          {"collective_cycles", totals.collective_cycles},
+                          {"idle_cycles", totals.idle_cycles}};
   }
   if (!run.tpu_system_json.empty()) {
     result["tpu_system"] = ordered_json::parse(run.tpu_system_json, nullptr, false);
@@ -179,10 +185,11 @@ RunResult run_from_json(const json& entry) {
   }
   if (entry.contains("emulator") && entry["emulator"].is_object()) {
     const json& totals = entry["emulator"];
-    run.emulator = EmulatorTotals{totals.value("ops", int64_t{0}),          totals.value("cycles", int64_t{0}),
-                                  totals.value("simulated_seconds", 0.0),   totals.value("clock_hz", 0.0),
-                                  totals.value("hbm_bytes", int64_t{0}),    totals.value("stall_cycles", int64_t{0}),
-                                  totals.value("mxu_utilization", 0.0)};
+    run.emulator = EmulatorTotals{totals.value("ops", int64_t{0}),           totals.value("cycles", int64_t{0}),
+                                  totals.value("simulated_seconds", 0.0),    totals.value("clock_hz", 0.0),
+                                  totals.value("hbm_bytes", int64_t{0}),     totals.value("stall_cycles", int64_t{0}),
+                                  totals.value("mxu_utilization", 0.0),      totals.value("collective_cycles", int64_t{0}),
+                                  totals.value("idle_cycles", int64_t{0})};
   }
   if (entry.contains("distribution") && entry["distribution"].is_object()) {
     const json& distribution = entry["distribution"];

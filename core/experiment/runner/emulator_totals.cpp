@@ -7,16 +7,7 @@ namespace accel::experiment {
 std::optional<EmulatorTotals> read_emulator_totals(int physical_index) {
   const std::optional<TpuEmulator> emulator = TpuEmulator::find();
   if (!emulator) return std::nullopt;
-  const TpuCoreTotals totals = emulator->totals(physical_index);
-  EmulatorTotals result;
-  result.ops = totals.ops;
-  result.cycles = totals.cycles;
-  result.seconds = totals.seconds;
-  result.clock_hz = totals.clock_hz;
-  result.hbm_bytes = totals.hbm_bytes;
-  result.stall_cycles = totals.stall_cycles;
-  result.mxu_utilization = totals.mxu_utilization;
-  return result;
+  return emulator->totals(physical_index);
 }
 
 void reset_emulator_totals() {

@@ -31,10 +31,8 @@ bool EarlyStopping::is_improvement(double value, double reference) const {
 void EarlyStopping::on_epoch_end(int epoch, Logs& logs) {
   const auto found = logs.find(options_.monitor);
   if (found == logs.end()) {
-    std::string available;
-    for (const auto& [name, value] : logs) available += (available.empty() ? "" : ",") + name;
     std::cerr << "WARNING: Early stopping conditioned on metric `" << options_.monitor
-              << "` which is not available. Available metrics are: " << available << "\n";
+              << "` which is not available. Available metrics are: " << detail::available_log_names(logs) << "\n";
     return;
   }
   if (epoch < options_.start_from_epoch) return;

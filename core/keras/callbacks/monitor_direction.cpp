@@ -34,4 +34,10 @@ MonitorDirection resolve_early_stopping_direction(const std::string& callback, c
   return higher ? MonitorDirection::kHigherIsBetter : MonitorDirection::kLowerIsBetter;
 }
 
+std::string available_log_names(const std::map<std::string, double>& logs) {
+  std::string names;
+  for (const auto& [name, value] : logs) names += (names.empty() ? "" : ",") + name;
+  return names;
+}
+
 }  // namespace accel::keras::detail

@@ -8,6 +8,7 @@
 // An unknown mode warns and falls back to "auto", as Keras does.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,5 +20,8 @@ MonitorDirection resolve_checkpoint_direction(const std::string& callback, const
                                               const std::string& mode);
 MonitorDirection resolve_early_stopping_direction(const std::string& callback, const std::string& monitor,
                                                   const std::string& mode);
+
+// "loss,accuracy,val_loss": the logged names, for "not available" warnings.
+std::string available_log_names(const std::map<std::string, double>& logs);
 
 }  // namespace accel::keras::detail

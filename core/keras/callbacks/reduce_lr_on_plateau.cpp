@@ -7,6 +7,8 @@
 #include <iostream>
 #include <limits>
 
+#include "monitor_direction.hpp"
+
 namespace accel::keras {
 
 ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options) : options_(std::move(options)) {
@@ -40,10 +42,8 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, Logs& logs) {
   logs["lr"] = optimizer.learning_rate();
   const auto found = logs.find(options_.monitor);
   if (found == logs.end()) {
-    std::string available;
-    for (const auto& [name, value] : logs) available += (available.empty() ? "" : ",") + name;
     std::cerr << "WARNING: Learning rate reduction is conditioned on metric `" << options_.monitor
-              << "` which is not available. Available metrics are: " << available << "\n";
+              << "` which is not available. Available metrics are: " << detail::available_log_names(logs) << "\n";
     return;
   }
   const double current = found->second;

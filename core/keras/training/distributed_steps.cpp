@@ -67,6 +67,19 @@ GatheredLoss gather_losses(DistributedTraining& strategy, const std::vector<data
 
 }  // namespace
 
+Logs Model::update_metrics_from_replicas(const std::vector<data::Element>& parts, std::vector<Tensor> predictions,
+                                         const std::vector<Tensor>& losses, const Tensor& y_true) {
+  DistributedTraining& strategy = *distribution_;
+  fill_empty_predictions(predictions, prediction_row_shape(*this));
+  const Tensor y_pred = strategy.gather_replica_rows(predictions);
+  const GatheredLoss loss = gather_losses(strategy, parts, losses);
+  const Tensor labels = y_true.to(host_device());
+  build_metrics(labels, y_pred);
+  if (loss.rows > 0) loss_tracker_.update_state(loss.total / loss.rows, loss.rows);
+  for (const auto& metric : metrics_) metric->update_state(labels, y_pred);
+  return metric_results();
+}
+
 void Model::build_in_strategy_scope(const Tensor& x) {
   if (built()) return;
   distribution_->run_in_scope([&] { build(LayerShape(x.shape().dims().begin(), x.shape().dims().end())); });
@@ -106,12 +119,7 @@ Logs Model::distributed_train_step(const Tensor& x, const Tensor& y) {
     }
     optimizer_->apply_gradients(gradients_and_variables);
   });
-  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
-  fill_empty_predictions(predictions, row_shape);
-  const Tensor y_pred = strategy.gather_replica_rows(predictions);
-  const GatheredLoss loss = gather_losses(strategy, parts, losses);
-  update_metrics_from_replicas(y.to(host_device()), y_pred, loss.total, loss.rows);
-  return metric_results();
+  return update_metrics_from_replicas(parts, std::move(predictions), losses, y);
 }
 
 Logs Model::distributed_test_step(const Tensor& x, const Tensor& y) {
@@ -128,12 +136,7 @@ Logs Model::distributed_test_step(const Tensor& x, const Tensor& y) {
     losses[static_cast<size_t>(replica)] = (*loss_)(part[1], y_pred);
     predictions[static_cast<size_t>(replica)] = y_pred;
   });
-  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
-  fill_empty_predictions(predictions, row_shape);
-  const Tensor y_pred = strategy.gather_replica_rows(predictions);
-  const GatheredLoss loss = gather_losses(strategy, parts, losses);
-  update_metrics_from_replicas(y.to(host_device()), y_pred, loss.total, loss.rows);
-  return metric_results();
+  return update_metrics_from_replicas(parts, std::move(predictions), losses, y);
 }
 
 Tensor Model::distributed_predict_step(const Tensor& x) {
@@ -145,8 +148,7 @@ Tensor Model::distributed_predict_step(const Tensor& x) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
     if (rows_of(part[0]) > 0) predictions[static_cast<size_t>(replica)] = (*this)(part[0], /*training=*/false);
   });
-  const std::vector<int64_t> row_shape = prediction_row_shape(*this);
-  fill_empty_predictions(predictions, row_shape);
+  fill_empty_predictions(predictions, prediction_row_shape(*this));
   return strategy.gather_replica_rows(predictions);
 }
 

@@ -8,6 +8,8 @@
 // flops in floating-point operations, *_per_second per second.
 #pragma once
 
+#include <accel/tpu_emulator.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -71,16 +73,9 @@ struct BackendPeak {
   std::string source;  // "device properties peak_flops, hbm_bandwidth", "measured: ...", "unknown: ..."
 };
 
-// The TPU emulator's totals of the run's training (accel.tpu_sim.v1 device_totals).
-struct EmulatorTotals {
-  int64_t ops = 0;
-  int64_t cycles = 0;
-  double seconds = 0;
-  double clock_hz = 0;
-  int64_t hbm_bytes = 0;
-  int64_t stall_cycles = 0;
-  double mxu_utilization = 0;
-};
+// The TPU emulator's totals of the run's training: its first core's
+// simulated timeline (accel/tpu_emulator.hpp).
+using EmulatorTotals = TpuCoreTotals;
 
 // How a run was distributed (its strategy), from the point of view of the
 // worker whose results these are (the chief's in a multi-worker run).

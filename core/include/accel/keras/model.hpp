@@ -174,9 +174,11 @@ class Model : public Layer {
   // Resolves the compiled metric names against the first batch's shapes.
   void build_metrics(const Tensor& y_true, const Tensor& y_pred);
   void update_metrics(const Tensor& y_true, const Tensor& y_pred, const Tensor& loss);
-  // The same from every replica's part of a global batch: the gathered
-  // predictions and the sum of the replicas' loss times their rows.
-  void update_metrics_from_replicas(const Tensor& y_true, const Tensor& y_pred, double loss_sum, double rows);
+  // After a step ran on every replica: gathers the replicas' predictions and
+  // losses (every worker's) and updates the loss and metrics with the whole
+  // global batch; returns the running logs.
+  Logs update_metrics_from_replicas(const std::vector<data::Element>& parts, std::vector<Tensor> predictions,
+                                    const std::vector<Tensor>& losses, const Tensor& y_true);
 
   // The steps under a strategy (core/keras/training/distributed_steps.cpp).
   Logs distributed_train_step(const Tensor& x, const Tensor& y);
