@@ -6,10 +6,17 @@ namespace accel::experiment {
 
 bool op_ran_on_run_device(const RunResult& run, const OpSummary& op) { return op.device == run.device; }
 
+bool op_ran_on_another_replica(const RunResult& run, const OpSummary& op) {
+  if (!run.distribution || op.device == run.device) return false;
+  const std::vector<std::string>& replicas = run.distribution->replica_devices;
+  return std::find(replicas.begin(), replicas.end(), op.device) != replicas.end();
+}
+
 std::map<std::string, double> category_seconds_per_step(const RunResult& run) {
   std::map<std::string, double> seconds;
   if (run.profiled_steps <= 0) return seconds;
   for (const OpSummary& op : run.ops) {
+    if (op_ran_on_another_replica(run, op)) continue;
     const std::string key = op_ran_on_run_device(run, op) ? op.category : op.category + " on " + op.device;
     seconds[key] += op.seconds / static_cast<double>(run.profiled_steps);
   }
@@ -21,7 +28,7 @@ std::vector<EmulatorOpRow> emulator_op_rows(const RunResult& run) {
   if (run.profiled_steps <= 0) return rows;
   const double steps = static_cast<double>(run.profiled_steps);
   for (const OpSummary& op : run.ops) {
-    if (op.time_source != kSimulated) continue;
+    if (op.time_source != kSimulated || op_ran_on_another_replica(run, op)) continue;
     rows.push_back({op.op, static_cast<double>(op.count) / steps, op.seconds / steps, op.mxu_utilization,
                     op.bytes / steps, op.flops / steps});
   }

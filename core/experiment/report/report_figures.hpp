@@ -1,6 +1,7 @@
 // Figures derived from results for the report pages (Markdown and HTML share
 // them): time per op category per profiled step, and the emulator's per-op
-// rows (MXU utilization, HBM bytes per step).
+// rows (MXU utilization, HBM bytes per step). Under a strategy they describe
+// the first replica's device (the others run the same ops at the same time).
 #pragma once
 
 #include <accel/experiment/run_results.hpp>
@@ -27,5 +28,8 @@ std::vector<EmulatorOpRow> emulator_op_rows(const RunResult& run);
 
 // The run's device as the profiler names its ops: "/TPU:0".
 bool op_ran_on_run_device(const RunResult& run, const OpSummary& op);
+// Under a strategy, an op of a replica other than the first: the same work
+// in parallel, left out of the per-step figures (they show the first replica).
+bool op_ran_on_another_replica(const RunResult& run, const OpSummary& op);
 
 }  // namespace accel::experiment

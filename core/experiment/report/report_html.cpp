@@ -20,12 +20,17 @@ using svg::escape;
 
 bool has_steps(const RunResult& run) { return !run.steps.empty(); }
 
+// `log_names`: the first of them a run logs is its curve (accuracy has several Keras names).
 svg::LineChart log_curve(const ExperimentResults& results, const std::string& id, const std::string& title,
-                         const std::string& log_name, const std::string& y_label) {
+                         const std::vector<std::string>& log_names, const std::string& y_label) {
   svg::LineChart chart{id, title, "training step", y_label, {}, false};
   for (const RunResult& run : results.runs) {
     if (!has_steps(run)) continue;
     svg::LineSeries series{run.name, {}, {}, run.steps.size() < 30};
+    std::string log_name;
+    for (const std::string& name : log_names) {
+      if (log_name.empty() && run.steps.front().logs.contains(name)) log_name = name;
+    }
     for (const StepRecord& step : run.steps) {
       auto found = step.logs.find(log_name);
       if (found == step.logs.end()) continue;
@@ -222,10 +227,12 @@ std::vector<Plot> plots(const ExperimentResults& results) {
   auto add = [&](std::string id, std::string svg_text, std::string caption) {
     list.push_back({std::move(id), std::move(svg_text), std::move(caption)});
   };
-  add("loss-curve", svg::line_chart_svg(log_curve(results, "loss-curve", "Training loss", "loss", "loss (running epoch mean)")),
+  add("loss-curve", svg::line_chart_svg(log_curve(results, "loss-curve", "Training loss", {"loss"}, "loss (running epoch mean)")),
       "The loss after each step (Keras's running mean over the epoch so far).");
   add("accuracy-curve",
-      svg::line_chart_svg(log_curve(results, "accuracy-curve", "Training accuracy", "accuracy", "accuracy (running epoch mean)")),
+      svg::line_chart_svg(log_curve(results, "accuracy-curve", "Training accuracy",
+                                    {"accuracy", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy", "acc"},
+                                    "accuracy (running epoch mean)")),
       "The accuracy after each step (running mean over the epoch so far).");
   add("step-time-wall", svg::line_chart_svg(wall_step_times(results)),
       "Measured wall time of every step on the host clock (the emulator's is the time emulating took). Log scale.");
