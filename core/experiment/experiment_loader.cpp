@@ -59,24 +59,22 @@ Experiment load_tree(SourceNodePtr document, const std::string& file, const std:
   if (const SourceNode* description = document->find("description")) experiment.description = description->text;
 
   std::vector<RunTree> runs = expand_sweep(*document, resolve_compare_runs(*document));
-  auto read_runs = [&](const DeviceCatalog& catalog) {
-    RunContext context{experiment.name, directory, top, &catalog, tpu_preset_dirs(options.tpu_preset_dirs, directory),
-                       &options};
-    std::vector<RunConfig> read;
+  for (const RunTree& run : runs) check_value(*run.tree, run_spec(), "");  // values a sweep put in
+  const std::vector<std::string> preset_dirs = tpu_preset_dirs(options.tpu_preset_dirs, directory);
+  if (!options.device_catalog) {
+    // The file's own plugins come first in discovery, so their device types
+    // are known when the runs are checked against the runtime's devices.
+    const DeviceCatalog none = validated_device_catalog();
+    const RunContext plugins_only{experiment.name, directory, top, &none, preset_dirs, &options};
     for (const RunTree& run : runs) {
-      check_value(*run.tree, run_spec(), "");  // values a sweep put in
-      read.push_back(read_run(run, context));
+      RunConfig plugins;
+      plugins.plugins = read_run_plugins(run, plugins_only);
+      register_run_plugins(plugins);
     }
-    return read;
-  };
-  if (options.device_catalog) {
-    experiment.runs = read_runs(options.device_catalog());
-    return experiment;
   }
-  // The file's own plugins come first in discovery, so their device types are
-  // known when the runs are checked against the runtime's devices.
-  for (const RunConfig& run : read_runs(validated_device_catalog())) register_run_plugins(run);
-  experiment.runs = read_runs(runtime_device_catalog());
+  const DeviceCatalog catalog = options.device_catalog ? options.device_catalog() : runtime_device_catalog();
+  const RunContext context{experiment.name, directory, top, &catalog, preset_dirs, &options};
+  for (const RunTree& run : runs) experiment.runs.push_back(read_run(run, context));
   return experiment;
 }
 

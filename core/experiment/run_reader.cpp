@@ -35,6 +35,11 @@ class RunReader {
  public:
   RunReader(const RunTree& run, const RunContext& context) : run_(run), tree_(*run.tree), context_(context) {}
 
+  std::vector<PluginReference> read_plugins_only() {
+    read_plugins();
+    return std::move(out_.plugins);
+  }
+
   RunConfig read() {
     out_.name = run_.name;
     out_.description = run_.description;
@@ -437,5 +442,9 @@ class RunReader {
 }  // namespace
 
 RunConfig read_run(const RunTree& run, const RunContext& context) { return RunReader(run, context).read(); }
+
+std::vector<PluginReference> read_run_plugins(const RunTree& run, const RunContext& context) {
+  return RunReader(run, context).read_plugins_only();
+}
 
 }  // namespace accel::experiment

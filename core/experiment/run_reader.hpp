@@ -23,5 +23,7 @@ struct RunContext {
 };
 
 RunConfig read_run(const RunTree& run, const RunContext& context);
+// Only the run's `plugins` (what must be registered before device discovery).
+std::vector<PluginReference> read_run_plugins(const RunTree& run, const RunContext& context);
 
 }  // namespace accel::experiment
