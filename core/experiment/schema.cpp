@@ -492,7 +492,8 @@ constexpr const char* kRulesAcrossKeys = R"(
 - **TPU.** A run that uses a TPU device or the tpu strategy gets `tpu` (default `tpu_v4`).
   `preset` is a name searched in $ACCEL_TPU_CONFIG_DIR, the experiment's folder and its `tpu/`
   folder, the source tree's `configs/tpu`, and the install location; or a path. Every
-  `hardware` key must exist in the preset. `accel validate` also runs the TPU timing library's
+  `hardware` key must exist in the preset, except the fields the timing library defaults
+  (`core.accumulator_bytes`, `interconnect.link_latency_s`). `accel validate` also runs the TPU timing library's
   full hardware check on the result (e.g. an MXU tile must fit the on-chip buffer).
 - **Strategies.** `mirrored.devices` and `one_device.device` must name known device types; a
   mirrored device listed twice is an error. The tpu strategy initializes the emulated slice its

@@ -64,8 +64,27 @@ void flatten_overrides(const SourceNode& node, const std::string& prefix,
   }
 }
 
+// Fields the TPU timing library gives a default when a preset leaves them out
+// (plugins/tpu_sim/timing/config_loader.cpp): what-ifs may set them anyway.
+constexpr std::string_view kOptionalHardwareFields[] = {"core.accumulator_bytes", "interconnect.link_latency_s"};
+
+bool optional_field_of_existing_section(const SourceNode& preset, const std::string& dotted) {
+  if (std::find(std::begin(kOptionalHardwareFields), std::end(kOptionalHardwareFields), dotted) ==
+      std::end(kOptionalHardwareFields)) {
+    return false;
+  }
+  const SourceNode* section = preset.find(dotted.substr(0, dotted.find('.')));
+  return section != nullptr && section->is_map() && section->find(dotted.substr(dotted.find('.') + 1)) == nullptr;
+}
+
 void check_override_key(const SourceNode& preset, const std::string& dotted, const SourceNode& key_node,
                         const SourceNode& value, const std::string& preset_path) {
+  if (optional_field_of_existing_section(preset, dotted)) {
+    if (value.is_list() || value.is_map()) {
+      fail_at(value, fmt::format("'tpu.hardware.{}' is {}", dotted, value.describe()), "a single value");
+    }
+    return;
+  }
   const SourceNode* node = &preset;
   std::string walked;
   std::size_t start = 0;

@@ -109,6 +109,41 @@ TEST(Sweep, OneRunPerValueWithTheValueApplied) {
   EXPECT_EQ(experiment.runs[1].sweep_point->second, "64x64");
 }
 
+// Fields the timing library defaults when a preset leaves them out may be
+// set as what-ifs; other keys the preset lacks stay errors.
+TEST(TpuHardware, OptionalFieldsThePresetOmitsCanBeSet) {
+  LoadOptions options = offline_options();
+  options.overrides = {"tpu.hardware={interconnect.link_latency_s: 1e-6}"};
+  const Experiment experiment = load_experiment(source_path("configs/tpu_strategy.yaml"), options);
+  ASSERT_EQ(experiment.runs[0].tpu->hardware_overrides.size(), 1u);
+  EXPECT_EQ(experiment.runs[0].tpu->hardware_overrides[0].first, "interconnect.link_latency_s");
+  options.overrides = {"tpu.hardware={interconnect.link_latency: 1e-6}"};
+  EXPECT_THROW(load_experiment(source_path("configs/tpu_strategy.yaml"), options), ExperimentError);
+}
+
+// A tpu strategy's sim:// slice names its preset; another written beside it is an error.
+TEST(Strategies, TpuSlicePresetMustMatchTpuPreset) {
+  LoadOptions options = offline_options();
+  options.overrides = {"tpu.preset=tpu_v5e"};
+  try {
+    load_experiment(source_path("configs/tpu_strategy.yaml"), options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(std::string(error.what()).find("contradicts the tpu strategy's slice 'sim://v4-8'"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(Strategies, MultiWorkerResolverArgumentsAreKept) {
+  LoadOptions options = offline_options();
+  options.overrides = {"strategy.multi_worker_mirrored.resolver={simple: {workers: [a:1, b:2], task_id: 1}}"};
+  const Experiment experiment = load_experiment(source_path("configs/multi_worker.yaml"), options);
+  ASSERT_TRUE(experiment.runs[0].cluster_resolver);
+  EXPECT_EQ(experiment.runs[0].cluster_resolver->name, "simple");
+  EXPECT_EQ(experiment.runs[0].cluster_resolver->argument("workers")->as_texts(), (std::vector<std::string>{"a:1", "b:2"}));
+  EXPECT_EQ(experiment.runs[0].cluster_resolver->argument("task_id")->as_int(), 1);
+}
+
 TEST(Sweep, OnlyTheNamedCompareRuns) {
   const std::string yaml = std::string(kMinimal) + R"(
 compare:
