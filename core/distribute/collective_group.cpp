@@ -237,18 +237,11 @@ std::string CollectiveGroup::task_name(int rank) const { return state_->task_nam
 const std::shared_ptr<gloo::Context>& CollectiveGroup::gloo_context() const { return state_->context; }
 
 std::span<float> CollectiveGroup::reusable_buffer(size_t count) {
-  if (!state_->context || count == 0) {
-    std::vector<float>& local = state_->local_buffers[count];
-    local.resize(count);
-    return local;
-  }
-  BoundAllReduce* bound = state_->bound_all_reduce(count);
-  if (bound == nullptr) {
-    std::vector<float>& local = state_->local_buffers[count];
-    local.resize(count);
-    return local;
-  }
-  return bound->buffer;
+  // A group of one, or past kMaxBoundSizes: a plain buffer of the group's.
+  if (BoundAllReduce* bound = count > 0 ? state_->bound_all_reduce(count) : nullptr) return bound->buffer;
+  std::vector<float>& local = state_->local_buffers[count];
+  local.resize(count);
+  return local;
 }
 
 void CollectiveGroup::all_reduce(std::span<float> values, ReduceOp op) {

@@ -5,10 +5,7 @@
 
 #include <fmt/format.h>
 
-#include <accel/error.hpp>
-
 #include <algorithm>
-#include <filesystem>
 #include <mutex>
 
 namespace accel::experiment {
@@ -58,32 +55,6 @@ DeviceCatalog validated_device_catalog() {
   catalog.known_types = kBuiltinTypes;
   catalog.any_type = true;
   return catalog;
-}
-
-void register_run_plugins(const RunConfig& run) {
-  for (const PluginReference& plugin : run.plugins) {
-    try {
-      if (plugin.required) {
-        runtime::require_plugin(plugin.path);
-      } else {
-        runtime::add_plugin_path(plugin.path);
-      }
-    } catch (const FailedPreconditionError&) {
-      // Discovery already ran in this process: fine if that plugin is loaded.
-      std::error_code error;
-      const std::string wanted = std::filesystem::weakly_canonical(plugin.path, error).string();
-      bool loaded = false;
-      for (const runtime::LoadedPlugin& each : runtime::loaded_plugins()) {
-        loaded = loaded || std::filesystem::weakly_canonical(each.path, error).string() == wanted;
-      }
-      if (!loaded && plugin.required) {
-        throw ExperimentError(plugin.where, fmt::format("plugin '{}' cannot be loaded: this process already "
-                                                        "discovered its plugins without it",
-                                                        plugin.path),
-                              "the experiment run in a new process (accel run does this)");
-      }
-    }
-  }
 }
 
 DeviceCatalog fixed_device_catalog(std::map<std::string, int> available) {
