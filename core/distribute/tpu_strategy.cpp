@@ -139,11 +139,12 @@ TimelineSnapshot snapshot(const TpuEmulator& emulator, const std::vector<Device>
 
 }  // namespace
 
-TPUStrategy::TPUStrategy(const TPUClusterResolver& resolver) : TPUStrategy(resolver, initialized_topology(resolver)) {}
+TPUStrategy::TPUStrategy(const TPUClusterResolver& resolver) : TPUStrategy(initialized_topology(resolver)) {}
 
-TPUStrategy::TPUStrategy(const TPUClusterResolver&, TpuTopology topology)
-    : Strategy(tensor_core_devices(topology),
-               std::make_shared<TpuCrossReplicaSum>(tensor_core_devices(topology), require_emulator())),
+TPUStrategy::TPUStrategy(TpuTopology topology) : TPUStrategy(topology, tensor_core_devices(topology)) {}
+
+TPUStrategy::TPUStrategy(TpuTopology topology, std::vector<Device> tensor_cores)
+    : Strategy(tensor_cores, std::make_shared<TpuCrossReplicaSum>(tensor_cores, require_emulator())),
       topology_(std::move(topology)) {}
 
 void TPUStrategy::run_each_replica(const std::function<void(ReplicaContext&)>& body) {

@@ -1,5 +1,7 @@
 #include "device_setup.hpp"
 
+#include "strategy_factory.hpp"
+
 #include <accel/config.hpp>
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/error.hpp>
@@ -69,11 +71,7 @@ void apply_device_settings(const RunConfig& run) {
   }
   // The tpu strategy's slice (chips) is read when the emulator loads, which
   // the device listing below does: initialize it first.
-  if (run.strategy && run.strategy->name == "tpu") {
-    const Value* address = run.strategy->argument("tpu");
-    distribute::initialize_tpu_system(
-        distribute::TPUClusterResolver(address && address->is_set() ? address->as_text() : "sim://v4-8"));
-  }
+  if (run.strategy && run.strategy->name == "tpu") distribute::initialize_tpu_system(make_tpu_resolver(*run.strategy));
   // Only the CPU (for data and fallbacks) and the run's own device type are
   // opened: a CPU run does not reserve emulated HBM or GPU memory.
   const std::string run_type = run_device_type(run);

@@ -40,6 +40,10 @@ distribute::CommunicationImplementation communication_of(const std::string& name
 
 }  // namespace
 
+distribute::TPUClusterResolver make_tpu_resolver(const KerasObject& strategy) {
+  return distribute::TPUClusterResolver(text_argument(strategy, "tpu", "sim://v4-8"));
+}
+
 std::unique_ptr<distribute::ClusterResolver> make_cluster_resolver(const KerasObject& resolver) {
   if (resolver.name == "tf_config") return std::make_unique<distribute::TFConfigClusterResolver>();
   if (resolver.name == "slurm") {
@@ -88,8 +92,7 @@ std::unique_ptr<distribute::Strategy> make_strategy(const RunConfig& run, std::v
   }
   if (strategy.name == "tpu") {
     // apply_device_settings initialized the TPU system before the devices started.
-    return std::make_unique<distribute::TPUStrategy>(
-        distribute::TPUClusterResolver(text_argument(strategy, "tpu", "sim://v4-8")));
+    return std::make_unique<distribute::TPUStrategy>(make_tpu_resolver(strategy));
   }
   if (strategy.name == "multi_worker_mirrored") {
     if (!run.cluster_resolver) throw InvalidArgumentError("multi_worker_mirrored needs a resolver");

@@ -11,6 +11,7 @@
 
 #include <accel/distribute/cluster_resolver.hpp>
 #include <accel/distribute/strategy.hpp>
+#include <accel/distribute/tpu_cluster_resolver.hpp>
 #include <accel/experiment/experiment.hpp>
 #include <accel/experiment/run_results.hpp>
 
@@ -23,6 +24,9 @@ namespace accel::experiment {
 // Null without a strategy. Limitations that apply (NCCL asked for but not
 // available, ...) are appended to `notes`.
 std::unique_ptr<distribute::Strategy> make_strategy(const RunConfig& run, std::vector<std::string>& notes);
+
+// The TPU cluster resolver a tpu strategy names (`strategy.tpu.tpu`).
+distribute::TPUClusterResolver make_tpu_resolver(const KerasObject& strategy);
 
 // The cluster resolver a multi_worker_mirrored run names.
 std::unique_ptr<distribute::ClusterResolver> make_cluster_resolver(const KerasObject& resolver);

@@ -71,7 +71,8 @@ class TPUStrategy final : public Strategy {
   void run_each_replica(const std::function<void(ReplicaContext&)>& body) override;
 
  private:
-  TPUStrategy(const TPUClusterResolver& resolver, TpuTopology topology);
+  explicit TPUStrategy(TpuTopology topology);
+  TPUStrategy(TpuTopology topology, std::vector<Device> tensor_cores);
   TpuTopology topology_;
   std::vector<TpuStepTime> step_times_;
 };
