@@ -66,11 +66,7 @@ Experiment load_tree(SourceNodePtr document, const std::string& file, const std:
     // are known when the runs are checked against the runtime's devices.
     const DeviceCatalog none = validated_device_catalog();
     const RunContext plugins_only{experiment.name, directory, top, &none, preset_dirs, &options};
-    for (const RunTree& run : runs) {
-      RunConfig plugins;
-      plugins.plugins = read_run_plugins(run, plugins_only);
-      register_run_plugins(plugins);
-    }
+    for (const RunTree& run : runs) register_plugins(read_run_plugins(run, plugins_only));
   }
   const DeviceCatalog catalog = options.device_catalog ? options.device_catalog() : runtime_device_catalog();
   const RunContext context{experiment.name, directory, top, &catalog, preset_dirs, &options};

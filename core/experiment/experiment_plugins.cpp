@@ -1,4 +1,4 @@
-// register_run_plugins: an experiment's `plugins` registered with the runtime
+// register_plugins: an experiment's `plugins` registered with the runtime
 // before it discovers plugins, so that they come first in discovery order.
 #include <accel/error.hpp>
 #include <accel/experiment/experiment_loader.hpp>
@@ -10,8 +10,8 @@
 
 namespace accel::experiment {
 
-void register_run_plugins(const RunConfig& run) {
-  for (const PluginReference& plugin : run.plugins) {
+void register_plugins(const std::vector<PluginReference>& plugins) {
+  for (const PluginReference& plugin : plugins) {
     try {
       if (plugin.required) {
         runtime::require_plugin(plugin.path);

@@ -234,7 +234,7 @@ RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options) 
     return output;
   }
   try {
-    register_run_plugins(run);
+    register_plugins(run.plugins);
     if (run.benchmark) {
       run_benchmark(run, options, output);
     } else {

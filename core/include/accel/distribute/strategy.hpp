@@ -87,9 +87,8 @@ class Strategy : public keras::DistributedTraining {
   int num_local_replicas() const override { return static_cast<int>(replica_devices_.size()); }
   // The global id of this process's first replica (0 except across workers).
   virtual int first_local_replica_id() const { return 0; }
-  // Workers of the job and which one this process is (1 and 0 in one process).
+  // Workers of the job (1 in one process); worker_index() says which one this process is.
   virtual int num_workers() const { return 1; }
-  int worker_index() const override { return 0; }
   CrossDeviceOps& cross_device_ops() const { return *cross_device_ops_; }
 
   // Makes this the current strategy and mirrors new variables while the guard

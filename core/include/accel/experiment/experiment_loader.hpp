@@ -39,7 +39,7 @@ DeviceCatalog fixed_device_catalog(std::map<std::string, int> available);
 struct LoadOptions {
   std::vector<std::string> overrides;  // "key=value", applied in order before validation
   // Device availability. When not set: the plugins the file lists are
-  // registered with the runtime first (register_run_plugins), then
+  // registered with the runtime first (register_plugins), then
   // runtime_device_catalog() sees their devices too.
   std::function<DeviceCatalog()> device_catalog;
   // Folders searched for TPU presets before the built-in ones.
@@ -56,7 +56,7 @@ Experiment load_experiment(const std::string& path, const LoadOptions& options =
 // load, an optional one is searched first and may be skipped. Once plugins
 // were discovered in this process, a plugin not already loaded is an
 // ExperimentError at its line.
-void register_run_plugins(const RunConfig& run);
+void register_plugins(const std::vector<PluginReference>& plugins);
 // The same from text; `file` names it in messages.
 Experiment load_experiment_text(std::string_view yaml, const std::string& file, const LoadOptions& options = {});
 
