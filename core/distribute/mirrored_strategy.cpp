@@ -1,6 +1,7 @@
 #include <accel/distribute/mirrored_strategy.hpp>
 
 #include <accel/config.hpp>
+#include <accel/error.hpp>
 #include <accel/placement.hpp>
 
 namespace accel::distribute {
@@ -28,6 +29,12 @@ MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices,
     : MirroredStrategy(find_devices(devices), std::move(cross_device_ops)) {}
 
 MirroredStrategy::MirroredStrategy(std::vector<Device> devices, std::shared_ptr<CrossDeviceOps> cross_device_ops)
-    : Strategy(std::move(devices), std::move(cross_device_ops)) {}
+    : Strategy(devices, cross_device_ops ? std::move(cross_device_ops) : select_cross_device_ops(devices)) {
+  // NCCL's requirements are known now; TensorFlow would only fail at the first step.
+  if (dynamic_cast<const NcclAllReduce*>(&this->cross_device_ops()) != nullptr) {
+    const std::string reason = NcclCommunicator::unavailable_reason(replica_devices());
+    if (!reason.empty()) throw InvalidArgumentError("MirroredStrategy: NcclAllReduce cannot run: " + reason);
+  }
+}
 
 }  // namespace accel::distribute

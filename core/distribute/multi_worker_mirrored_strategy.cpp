@@ -1,6 +1,7 @@
 // MultiWorkerMirroredStrategy: local replicas joined across workers by a
 // CollectiveGroup (Gloo). Its CollectiveAllReduce sums the local replicas on
-// the host, then all workers in one Gloo all-reduce per batch of values.
+// the host, then all workers in one Gloo all-reduce per batch of values; on
+// GPUs, NcclAllReduce over one clique of every worker's GPUs replaces it.
 #include <accel/distribute/multi_worker_mirrored_strategy.hpp>
 
 #include <accel/config.hpp>
@@ -11,7 +12,10 @@
 
 #include <fmt/format.h>
 
+#include <accel/nccl_communicator.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "replica_values.hpp"
@@ -102,14 +106,51 @@ class CollectiveAllReduce final : public CrossDeviceOps {
   int replicas_in_sync_;
 };
 
-CommunicationImplementation resolve_communication(CommunicationImplementation requested) {
+// NCCL when asked for or left to AUTO and every local replica is a GPU NCCL
+// can drive; otherwise the Gloo ring (with a warning when NCCL was asked for).
+// Every worker decides alike, since all of them agree in require_nccl_everywhere.
+CommunicationImplementation resolve_communication(CommunicationImplementation requested,
+                                                  const std::vector<Device>& local_devices) {
+  if (requested == CommunicationImplementation::kRing) return requested;
+  bool gpus = true;
+  for (const Device& device : local_devices) gpus = gpus && device.type() == "GPU";
+  const std::string reason = gpus ? NcclCommunicator::unavailable_reason(local_devices)
+                                  : "the replicas are not GPUs (" + local_devices.front().short_name() + ")";
+  if (reason.empty()) return CommunicationImplementation::kNccl;
   if (requested == CommunicationImplementation::kNccl) {
-    log::warning(
-        "MultiWorkerMirroredStrategy: NCCL collectives across workers are not available (the CUDA plugin offers "
-        "no collective extension yet); using the Gloo ring through host memory instead");
-    return CommunicationImplementation::kRing;
+    log::warning("MultiWorkerMirroredStrategy: NCCL cannot run: " + reason +
+                 "; using the Gloo ring through host memory instead");
   }
-  return requested == CommunicationImplementation::kAuto ? CommunicationImplementation::kRing : requested;
+  return CommunicationImplementation::kRing;
+}
+
+// Workers that chose differently would wait in different collectives forever.
+void require_same_choice(CollectiveGroup& group, CommunicationImplementation chosen) {
+  float local = chosen == CommunicationImplementation::kNccl ? 1.0f : 0.0f;
+  const std::vector<float> choices = group.all_gather(std::span<const float>(&local, 1));
+  for (int rank = 0; rank < group.size(); ++rank) {
+    if (choices[static_cast<size_t>(rank)] != local) {
+      throw InvalidArgumentError(fmt::format(
+          "MultiWorkerMirroredStrategy: {} all-reduces with {} but {} with {}; every worker needs GPUs NCCL can "
+          "drive, or none",
+          group.task_name(group.rank()), local != 0 ? "NCCL" : "the Gloo ring", group.task_name(rank),
+          local != 0 ? "the Gloo ring" : "NCCL"));
+    }
+  }
+}
+
+// One NCCL clique of every worker's GPUs: worker 0 makes the id, Gloo carries
+// it (bit for bit, as floats) to the others; ranks follow the replica ids.
+std::shared_ptr<NcclCommunicator> join_nccl_clique(CollectiveGroup& group, const std::vector<Device>& local_devices) {
+  NcclCommunicator::UniqueId id{};
+  if (group.rank() == 0) id = NcclCommunicator::make_unique_id(local_devices.front());
+  std::array<float, sizeof(id) / sizeof(float)> words;
+  static_assert(sizeof(words) == sizeof(id));
+  std::memcpy(words.data(), id.data(), sizeof(id));
+  group.broadcast(std::span<float>(words), 0);
+  std::memcpy(id.data(), words.data(), sizeof(id));
+  const int local = static_cast<int>(local_devices.size());
+  return std::make_shared<NcclCommunicator>(local_devices, id, group.rank() * local, group.size() * local);
 }
 
 // Every worker must run as many replicas: the global replica ids assume it.
@@ -127,23 +168,42 @@ void require_same_local_replicas(CollectiveGroup& group, size_t local_replicas) 
 
 }  // namespace
 
+struct MultiWorkerMirroredStrategy::Setup {
+  std::shared_ptr<CollectiveGroup> group;
+  std::vector<Device> local_devices;
+  std::shared_ptr<CrossDeviceOps> cross_device_ops;
+  CommunicationImplementation communication = CommunicationImplementation::kRing;
+};
+
+MultiWorkerMirroredStrategy::Setup MultiWorkerMirroredStrategy::set_up(
+    const ClusterResolver& resolver, const CommunicationOptions& options,
+    const std::vector<std::string>& local_device_names) {
+  Setup setup;
+  setup.group = std::make_shared<CollectiveGroup>(resolver, CollectiveOptions{options.timeout});
+  setup.local_devices = local_replica_devices(local_device_names);
+  require_same_local_replicas(*setup.group, setup.local_devices.size());
+  setup.communication = resolve_communication(options.implementation, setup.local_devices);
+  require_same_choice(*setup.group, setup.communication);
+  const int replicas_in_sync = setup.group->size() * static_cast<int>(setup.local_devices.size());
+  if (setup.communication == CommunicationImplementation::kNccl) {
+    setup.cross_device_ops = std::make_shared<NcclAllReduce>(join_nccl_clique(*setup.group, setup.local_devices));
+  } else {
+    setup.cross_device_ops = std::make_shared<CollectiveAllReduce>(setup.group, replicas_in_sync);
+  }
+  return setup;
+}
+
 MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const ClusterResolver& resolver,
                                                          CommunicationOptions options,
                                                          const std::vector<std::string>& local_devices)
-    : MultiWorkerMirroredStrategy(std::make_shared<CollectiveGroup>(resolver, CollectiveOptions{options.timeout}),
-                                  resolver, options, local_replica_devices(local_devices)) {}
+    : MultiWorkerMirroredStrategy(resolver, set_up(resolver, options, local_devices)) {}
 
-MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(std::shared_ptr<CollectiveGroup> group,
-                                                         const ClusterResolver& resolver, CommunicationOptions options,
-                                                         std::vector<Device> local_devices)
-    : Strategy(local_devices, std::make_shared<CollectiveAllReduce>(
-                                  group, group->size() * static_cast<int>(local_devices.size()))),
-      group_(std::move(group)),
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const ClusterResolver& resolver, Setup setup)
+    : Strategy(setup.local_devices, setup.cross_device_ops),
+      group_(std::move(setup.group)),
       task_type_(resolver.task_type()),
       task_id_(resolver.task_id()),
-      communication_(resolve_communication(options.implementation)) {
-  require_same_local_replicas(*group_, local_devices.size());
-}
+      communication_(setup.communication) {}
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;
 

@@ -2,10 +2,12 @@
 // tree. The API-table and discovery tests run everywhere; the op and memory
 // tests need a GPU and are skipped ("no GPU: <reason>") without one.
 #include <accel/plugin/accel_plugin.h>
+#include <accel/plugin/nccl_extension.h>
 #include <accel/plugin/philox.h>
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <nccl.h>
 
 #include <cmath>
 #include <cstdint>
@@ -46,7 +48,7 @@ const char* get_setting(const char* key) {
   return it == g_settings.end() ? nullptr : it->second.c_str();
 }
 
-// Set once a test has run an op that loads cuBLAS or cuDNN in this process.
+// Set once a test has run an op that loads cuBLAS, cuDNN or NCCL in this process.
 bool g_math_op_ran = false;
 
 // True when a file whose path contains `name` is mapped into this process.
@@ -182,6 +184,41 @@ TEST(CudaPluginLazyLoading, DiscoveryLoadsNoMathLibrary) {
   EXPECT_FALSE(mapped("libcublas")) << "libcublas / libcublasLt loaded by discovery";
   EXPECT_FALSE(mapped("libcudnn")) << "libcudnn loaded by discovery";
   EXPECT_FALSE(mapped("libnccl")) << "libnccl loaded by discovery";
+}
+
+// The NCCL extension is there with or without a GPU; asking its version loads
+// NCCL (found through the plugin's RUNPATH), which needs no GPU.
+TEST(CudaPluginNccl, ExtensionLoadsNcclOnFirstUse) {
+  const AccelPluginApi* api = load_plugin();
+  ASSERT_NE(api, nullptr);
+  AccelPluginContext* context = initialized_context();
+  ASSERT_NE(context, nullptr);
+  EXPECT_EQ(api->get_extension(context, "accel.no_such_extension"), nullptr);
+  const auto* nccl = static_cast<const AccelNcclExtension*>(api->get_extension(context, ACCEL_NCCL_EXTENSION_NAME));
+  ASSERT_NE(nccl, nullptr);
+  EXPECT_EQ(nccl->struct_size, sizeof(AccelNcclExtension));
+  g_math_op_ran = true;
+  int32_t version = 0;
+  ASSERT_EQ(take(nccl->version(context, &version)), "");
+  EXPECT_EQ(version / 10000, NCCL_MAJOR) << version;
+  EXPECT_TRUE(mapped("libnccl"));
+}
+
+TEST(CudaPluginNccl, BadArgumentsAreInvalidArgumentErrors) {
+  const AccelPluginApi* api = load_plugin();
+  ASSERT_NE(api, nullptr);
+  AccelPluginContext* context = initialized_context();
+  ASSERT_NE(context, nullptr);
+  const auto* nccl = static_cast<const AccelNcclExtension*>(api->get_extension(context, ACCEL_NCCL_EXTENSION_NAME));
+  ASSERT_NE(nccl, nullptr);
+  const std::string invalid = std::to_string(static_cast<int>(ACCEL_STATUS_INVALID_ARGUMENT)) + ": ";
+  EXPECT_EQ(take(nccl->all_reduce(nullptr, 0, nullptr, nullptr, 4, ACCEL_DTYPE_F32, ACCEL_NCCL_SUM)),
+            invalid + "NCCL all-reduce: null argument");
+  uint8_t id[ACCEL_NCCL_UNIQUE_ID_BYTES] = {};
+  AccelNcclCommunicator* communicator = nullptr;
+  EXPECT_EQ(take(nccl->communicators_create(context, nullptr, 0, id, 0, 1, &communicator)),
+            invalid + "NCCL communicators: no devices");
+  nccl->communicator_destroy(nullptr);  // a no-op
 }
 
 // ------------------------------------------------------------ GPU tests
@@ -443,6 +480,32 @@ TEST_F(CudaGpuTest, Conv2dMatchesHostLoop) {
       }
     }
   }
+}
+
+// A one-rank clique (the most one GPU can hold: NCCL refuses two ranks on one
+// GPU): the all-reduce runs on the device's stream and leaves the values.
+TEST_F(CudaGpuTest, NcclOneRankCliqueAllReducesInPlace) {
+  const auto* nccl = static_cast<const AccelNcclExtension*>(api_->get_extension(context_, ACCEL_NCCL_EXTENSION_NAME));
+  ASSERT_NE(nccl, nullptr);
+  g_math_op_ran = true;
+  uint8_t id[ACCEL_NCCL_UNIQUE_ID_BYTES] = {};
+  ASSERT_EQ(take(nccl->unique_id(context_, id)), "");
+  AccelNcclCommunicator* communicator = nullptr;
+  ASSERT_EQ(take(nccl->communicators_create(context_, &device_, 1, id, 0, 1, &communicator)), "");
+  const std::vector<float> values = ramp(1000, 0.5f);
+  AccelTensor t = upload(values, {1000});
+  const uint64_t offset = 0;
+  ASSERT_EQ(take(nccl->all_reduce(&communicator, 1, &t.buffer, &offset, values.size(), ACCEL_DTYPE_F32,
+                                  ACCEL_NCCL_SUM)),
+            "");
+  EXPECT_EQ(download(t, values.size()), values);
+  const uint64_t past_end = 8;
+  EXPECT_NE(take(nccl->all_reduce(&communicator, 1, &t.buffer, &past_end, values.size(), ACCEL_DTYPE_F32,
+                                  ACCEL_NCCL_SUM)),
+            "");
+  EXPECT_NE(take(nccl->all_reduce(&communicator, 1, &t.buffer, &offset, 4, ACCEL_DTYPE_BOOL, ACCEL_NCCL_SUM)),
+            "");
+  nccl->communicator_destroy(communicator);
 }
 
 }  // namespace

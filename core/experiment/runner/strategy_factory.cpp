@@ -21,15 +21,12 @@ std::string text_argument(const KerasObject& object, const char* key, const std:
   return value != nullptr && value->is_set() ? value->as_text() : fallback;
 }
 
-std::shared_ptr<distribute::CrossDeviceOps> make_cross_device_ops(const std::string& name,
-                                                                  std::vector<std::string>& notes) {
+// Null for auto: MirroredStrategy's own choice (select_cross_device_ops).
+std::shared_ptr<distribute::CrossDeviceOps> make_cross_device_ops(const std::string& name) {
   if (name == "ring") return std::make_shared<distribute::HostRingAllReduce>();
-  if (name == "nccl") {
-    notes.push_back(
-        "cross_device_ops: nccl is not available yet (the CUDA plugin offers no NCCL collectives); "
-        "ReductionToOneDevice was used");
-  }
-  return std::make_shared<distribute::ReductionToOneDevice>();
+  if (name == "nccl") return std::make_shared<distribute::NcclAllReduce>();
+  if (name == "reduce_to_one_device") return std::make_shared<distribute::ReductionToOneDevice>();
+  return nullptr;
 }
 
 distribute::CommunicationImplementation communication_of(const std::string& name) {
@@ -88,7 +85,7 @@ std::unique_ptr<distribute::Strategy> make_strategy(const RunConfig& run, std::v
     const Value* devices = strategy.argument("devices");
     return std::make_unique<distribute::MirroredStrategy>(
         devices && devices->is_set() ? devices->as_texts() : std::vector<std::string>{},
-        make_cross_device_ops(text_argument(strategy, "cross_device_ops", "auto"), notes));
+        make_cross_device_ops(text_argument(strategy, "cross_device_ops", "auto")));
   }
   if (strategy.name == "tpu") {
     // apply_device_settings initialized the TPU system before the devices started.
@@ -102,10 +99,13 @@ std::unique_ptr<distribute::Strategy> make_strategy(const RunConfig& run, std::v
     if (const Value* timeout = strategy.argument("timeout_seconds"); timeout && timeout->is_set()) {
       options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout->as_number() * 1000));
     }
-    if (options.implementation == distribute::CommunicationImplementation::kNccl) {
-      notes.push_back("communication: nccl is not available yet; the Gloo ring through host memory was used");
+    auto made = std::make_unique<distribute::MultiWorkerMirroredStrategy>(*resolver, options);
+    if (options.implementation == distribute::CommunicationImplementation::kNccl &&
+        made->communication() != distribute::CommunicationImplementation::kNccl) {
+      notes.push_back("communication: nccl cannot run on these replicas (not GPUs NCCL can drive); "
+                      "the Gloo ring through host memory was used");
     }
-    return std::make_unique<distribute::MultiWorkerMirroredStrategy>(*resolver, options);
+    return made;
   }
   throw InvalidArgumentError(fmt::format("unknown strategy '{}'", strategy.name));
 }

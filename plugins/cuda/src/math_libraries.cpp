@@ -1,4 +1,4 @@
-// Loading cuBLAS and cuDNN on first use (see math_libraries.hpp).
+// Loading cuBLAS, cuDNN and NCCL on first use (see math_libraries.hpp).
 #include "math_libraries.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -16,6 +16,7 @@ namespace {
 // The major version the plugin was compiled against: its ABI.
 constexpr const char* kCublasSoname = "libcublas.so." ACCEL_STRINGIFY(CUBLAS_VER_MAJOR);
 constexpr const char* kCudnnSoname = "libcudnn.so." ACCEL_STRINGIFY(CUDNN_MAJOR);
+constexpr const char* kNcclSoname = "libnccl.so." ACCEL_STRINGIFY(NCCL_MAJOR);
 
 // A loaded table, or why it could not be loaded.
 template <typename Table> struct Loaded {
@@ -119,6 +120,30 @@ Loaded<CudnnLibrary> load_cudnn(const AccelHostApi* host) {
   return loaded;
 }
 
+Loaded<NcclLibrary> load_nccl(const AccelHostApi* host) {
+  Loaded<NcclLibrary> loaded;
+  void* handle = open_library("NCCL", kNcclSoname, loaded.error);
+  if (handle != nullptr) {
+#define ACCEL_RESOLVE(name) \
+  resolve(handle, "NCCL", kNcclSoname, ACCEL_STRINGIFY(name), loaded.table.name, loaded.error);
+#define ACCEL_RESOLVE_OVERLOADED(name, type) ACCEL_RESOLVE(name)
+    ACCEL_NCCL_FUNCTIONS(ACCEL_RESOLVE, ACCEL_RESOLVE_OVERLOADED)
+#undef ACCEL_RESOLVE
+#undef ACCEL_RESOLVE_OVERLOADED
+  }
+  if (!loaded.error.empty()) {
+    log(host, ACCEL_LOG_WARNING, loaded.error);
+    return loaded;
+  }
+  int version = 0;  // major * 10000 + minor * 100 + patch (NCCL >= 2.9)
+  (void)loaded.table.ncclGetVersion(&version);
+  log(host, ACCEL_LOG_INFO,
+      "NCCL " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+          std::to_string(version % 100) + " loaded on first use from " +
+          file_of(reinterpret_cast<const void*>(loaded.table.ncclGetVersion)));
+  return loaded;
+}
+
 }  // namespace
 
 const CublasLibrary& cublas_library(const AccelHostApi* host) {
@@ -128,6 +153,11 @@ const CublasLibrary& cublas_library(const AccelHostApi* host) {
 
 const CudnnLibrary& cudnn_library(const AccelHostApi* host) {
   static const Loaded<CudnnLibrary> loaded = load_cudnn(host);
+  return checked(loaded);
+}
+
+const NcclLibrary& nccl_library(const AccelHostApi* host) {
+  static const Loaded<NcclLibrary> loaded = load_nccl(host);
   return checked(loaded);
 }
 

@@ -1,7 +1,8 @@
-// cuBLAS and cuDNN, loaded on first use. The plugin does not link them:
+// cuBLAS, cuDNN and NCCL, loaded on first use. The plugin does not link them:
 // dlopen'ing libcublas (+ libcublasLt) alone takes ~50 ms, more than the whole
 // `accel devices` budget, and device listing never needs them. The first op
-// that needs one (MATMUL: cuBLAS; CONV2D*: cuDNN) loads it with dlopen (found
+// that needs one (MATMUL: cuBLAS; CONV2D*: cuDNN; the first collective: NCCL)
+// loads it with dlopen (found
 // through the plugin's RUNPATH) and resolves the entry points the plugin uses
 // into a table, once per process. The tables take their types from the real
 // headers (decltype), so a signature cannot drift from the library's.
@@ -12,6 +13,7 @@
 
 #include <cublas_v2.h>
 #include <cudnn.h>
+#include <nccl.h>
 
 namespace accel::cuda {
 
@@ -56,6 +58,19 @@ namespace accel::cuda {
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize)  \
   X(cudnnConvolutionBackwardFilter)
 
+#define ACCEL_NCCL_FUNCTIONS(X, XO) \
+  X(ncclGetVersion)                 \
+  X(ncclGetUniqueId)                \
+  X(ncclCommInitRank)               \
+  X(ncclCommDestroy)                \
+  X(ncclCommAbort)                  \
+  X(ncclCommGetAsyncError)          \
+  X(ncclGetErrorString)             \
+  X(ncclGetLastError)               \
+  X(ncclGroupStart)                 \
+  X(ncclGroupEnd)                   \
+  X(ncclAllReduce)
+
 using CublasGemmEx = cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const void*, const void*, cudaDataType, int, const void*,
                                     cudaDataType, int, const void*, void*, cudaDataType, int,
@@ -80,6 +95,11 @@ struct CudnnLibrary {
   ACCEL_CUDNN_FUNCTIONS(ACCEL_DECLARE_ENTRY, ACCEL_DECLARE_OVERLOADED_ENTRY)
 };
 
+// Entry points of libnccl.so.<NCCL_MAJOR>.
+struct NcclLibrary {
+  ACCEL_NCCL_FUNCTIONS(ACCEL_DECLARE_ENTRY, ACCEL_DECLARE_OVERLOADED_ENTRY)
+};
+
 #undef ACCEL_DECLARE_ENTRY
 #undef ACCEL_DECLARE_OVERLOADED_ENTRY
 
@@ -89,5 +109,6 @@ struct CudnnLibrary {
 // the library and dlerror()'s text.
 const CublasLibrary& cublas_library(const AccelHostApi* host);
 const CudnnLibrary& cudnn_library(const AccelHostApi* host);
+const NcclLibrary& nccl_library(const AccelHostApi* host);
 
 }  // namespace accel::cuda

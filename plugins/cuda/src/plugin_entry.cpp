@@ -5,7 +5,9 @@
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "device_discovery.hpp"
+#include "nccl_collectives.hpp"
 #include "op_dispatch.hpp"
+#include "plugin_host.hpp"
 
 #include <accel/plugin/accel_plugin.h>
 #include <accel/plugin/plugin_sdk.hpp>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel::cuda {
@@ -218,7 +221,10 @@ AccelStatus* memory_info(AccelDevice* device, AccelMemoryInfo* info) {
   });
 }
 
-const void* get_extension(AccelPluginContext*, const char*) { return nullptr; }
+const void* get_extension(AccelPluginContext*, const char* name) {
+  if (name != nullptr && std::string_view(name) == ACCEL_NCCL_EXTENSION_NAME) return &nccl_extension();
+  return nullptr;
+}
 
 const AccelPluginApi kApi = {
     sizeof(AccelPluginApi),
@@ -245,6 +251,9 @@ const AccelPluginApi kApi = {
 };
 
 }  // namespace
+
+const AccelHostApi* plugin_host() { return g_host; }
+
 }  // namespace accel::cuda
 
 extern "C" ACCEL_PLUGIN_EXPORT const AccelPluginApi* ACCEL_PLUGIN_ENTRY_POINT(void) {

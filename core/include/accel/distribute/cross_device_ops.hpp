@@ -1,5 +1,5 @@
 // CrossDeviceOps (tf.distribute.CrossDeviceOps): how a strategy combines the
-// replicas' values within one process. Two implementations:
+// replicas' values within one process. Three implementations:
 //
 //   ReductionToOneDevice   copies every replica's value to one device (the
 //                          first replica's unless given), adds them there in
@@ -16,6 +16,13 @@
 //                          all of it, and every replica ends with bit-identical
 //                          values. The steps run in this process on host
 //                          buffers; float32 only.
+//   NcclAllReduce          NCCL's all-reduce over GPUs (one rank per physical
+//                          GPU), queued on the devices' streams: no copy
+//                          through the host. TensorFlow's default for
+//                          MirroredStrategy on several GPUs, and this
+//                          runtime's too (select_cross_device_ops). Made with
+//                          a communicator spanning several processes, it
+//                          reduces over all of them (MultiWorkerMirrored).
 //
 // MEAN is SUM divided by the number of replicas; MAX and MIN are not supported
 // here (UnimplementedError), as in TensorFlow.
@@ -23,8 +30,11 @@
 
 #include <accel/device.hpp>
 #include <accel/distribute/collective_group.hpp>
+#include <accel/nccl_communicator.hpp>
 #include <accel/tensor.hpp>
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,5 +80,28 @@ class HostRingAllReduce final : public CrossDeviceOps {
   std::string name() const override { return "HostRingAllReduce"; }
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& per_replica) override;
 };
+
+class NcclAllReduce final : public CrossDeviceOps {
+ public:
+  // A clique of the replicas' devices, made by the first all-reduce.
+  NcclAllReduce() = default;
+  // This process's ranks of an existing clique (every worker's GPUs): results
+  // are reduced over the whole clique.
+  explicit NcclAllReduce(std::shared_ptr<NcclCommunicator> communicator) : communicator_(std::move(communicator)) {}
+  std::string name() const override { return "NcclAllReduce"; }
+  std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& per_replica) override;
+  // Over the whole clique (every worker's replicas), then to `destination`.
+  Tensor reduce_to(ReduceOp op, const std::vector<Tensor>& per_replica, const Device& destination) override;
+
+ private:
+  const NcclCommunicator& communicator_for(const std::vector<Tensor>& per_replica);
+  std::mutex mutex_;  // guards the lazily made communicator_
+  std::shared_ptr<NcclCommunicator> communicator_;
+};
+
+// TensorFlow's choice for MirroredStrategy: NcclAllReduce when the devices
+// are two or more GPUs NCCL can drive (one per physical GPU), else
+// ReductionToOneDevice.
+std::shared_ptr<CrossDeviceOps> select_cross_device_ops(const std::vector<Device>& devices);
 
 }  // namespace accel::distribute

@@ -17,7 +17,8 @@ namespace accel::distribute {
 class MirroredStrategy : public Strategy {
  public:
   // No devices: every GPU, else /CPU:0 (as TensorFlow). No cross_device_ops:
-  // ReductionToOneDevice. Duplicate or unknown devices are errors.
+  // select_cross_device_ops (NcclAllReduce on several GPUs NCCL can drive,
+  // else ReductionToOneDevice). Duplicate or unknown devices are errors.
   explicit MirroredStrategy(const std::vector<std::string>& devices = {},
                             std::shared_ptr<CrossDeviceOps> cross_device_ops = nullptr);
   std::string name() const override { return "MirroredStrategy"; }

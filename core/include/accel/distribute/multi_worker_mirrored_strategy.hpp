@@ -11,7 +11,9 @@
 // Collectives between workers run on Gloo over TCP (CollectiveGroup):
 // rendezvous at the chief's address, then a ring all-reduce. Gradients are
 // summed on each worker over its local replicas, then across workers, packed
-// into one buffer per step. Variables made in scope() start from worker 0's
+// into one buffer per step. When every worker's replicas are GPUs, gradients
+// are all-reduced by NCCL instead (TensorFlow's AUTO), in one clique of every
+// worker's GPUs whose id worker 0 broadcasts over Gloo. Variables made in scope() start from worker 0's
 // initial values (broadcast), so every worker holds the same model. Data is
 // sharded by data: every worker reads the whole (identically shuffled)
 // dataset and keeps its replicas' rows of each global batch. The chief (the
@@ -37,9 +39,9 @@ namespace accel::distribute {
 
 // tf.distribute.experimental.CommunicationImplementation.
 enum class CommunicationImplementation {
-  kAuto,  // Gloo ring (NCCL would be chosen for GPU tensors once the CUDA plugin offers it)
-  kRing,  // Gloo ring all-reduce over TCP, through host memory
-  kNccl,  // not available yet: logged, and the ring is used
+  kAuto,  // NCCL when every local replica is a GPU NCCL can drive, else the Gloo ring
+  kRing,  // Gloo all-reduce over TCP, through host memory
+  kNccl,  // NCCL across every worker's GPUs; without such GPUs: logged, and the ring is used
 };
 
 // tf.distribute.experimental.CommunicationOptions.
@@ -77,8 +79,11 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   Tensor gather_across_workers(const Tensor& local) const override;
 
  private:
-  MultiWorkerMirroredStrategy(std::shared_ptr<CollectiveGroup> group, const ClusterResolver& resolver,
-                              CommunicationOptions options, std::vector<Device> local_devices);
+  struct Setup;  // the joined group, the local devices and the chosen collectives
+  // Joins the cluster (bounded wait), checks the workers agree, builds the collectives.
+  static Setup set_up(const ClusterResolver& resolver, const CommunicationOptions& options,
+                      const std::vector<std::string>& local_devices);
+  MultiWorkerMirroredStrategy(const ClusterResolver& resolver, Setup setup);
   std::shared_ptr<CollectiveGroup> group_;
   std::string task_type_;
   int task_id_ = 0;

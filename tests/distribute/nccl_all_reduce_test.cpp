@@ -1,0 +1,145 @@
+// NcclAllReduce and the choice of collectives: why NCCL cannot run on CPU
+// devices or twice on one physical GPU (everywhere), and NCCL all-reduces on
+// real GPUs (skipped without one, with the reason; the clique tests need as
+// many physical GPUs as they name).
+#include <accel/config.hpp>
+#include <accel/distribute/cluster_spec.hpp>
+#include <accel/distribute/cross_device_ops.hpp>
+#include <accel/distribute/mirrored_strategy.hpp>
+#include <accel/distribute/multi_worker_mirrored_strategy.hpp>
+#include <accel/distribute/simple_cluster_resolver.hpp>
+#include <accel/error.hpp>
+#include <accel/nccl_communicator.hpp>
+#include <accel/placement.hpp>
+#include <accel/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include "strategy_test_support.hpp"
+
+namespace accel::distribute {
+namespace {
+
+using testing::cpu_devices;
+using testing::split_cpu;
+
+std::vector<Device> devices_named(const std::vector<std::string>& names) {
+  std::vector<Device> devices;
+  for (const std::string& name : names) devices.push_back(find_device(name));
+  return devices;
+}
+
+// The physical GPUs, or skips the test saying why there are none (or too few).
+std::vector<config::PhysicalDevice> physical_gpus_or_skip(size_t needed, std::string& skip_reason) {
+  const std::vector<config::PhysicalDevice> gpus = config::list_physical_devices("GPU");
+  if (gpus.size() >= needed) return gpus;
+  std::string why = "no cuda plugin was found";
+  for (const runtime::SkippedPlugin& plugin : runtime::skipped_plugins()) {
+    if (plugin.name == "cuda") why = "the cuda plugin " + plugin.reason;  // "reports zero devices: no CUDA driver"
+  }
+  skip_reason = gpus.empty() ? "no GPU: " + why
+                             : "needs " + std::to_string(needed) + " GPUs, found " + std::to_string(gpus.size());
+  return {};
+}
+
+#define SKIP_WITHOUT_GPUS(count)                                     \
+  std::string skip_reason;                                           \
+  const auto physical_gpus = physical_gpus_or_skip(count, skip_reason); \
+  if (!skip_reason.empty()) GTEST_SKIP() << skip_reason
+
+TEST(NcclAvailability, NamesTwoLogicalDevicesOnOnePhysicalDevice) {
+  split_cpu(2);
+  const std::string reason = NcclCommunicator::unavailable_reason(devices_named(cpu_devices(2)));
+  EXPECT_NE(reason.find("/CPU:0 and /CPU:1 are both on physical device"), std::string::npos) << reason;
+}
+
+TEST(NcclAvailability, NamesAPluginWithoutTheExtension) {
+  const std::string reason = NcclCommunicator::unavailable_reason(devices_named({"/CPU:0"}));
+  EXPECT_NE(reason.find("the cpu plugin of /CPU:0 offers no NCCL collectives"), std::string::npos) << reason;
+  EXPECT_EQ(NcclCommunicator::unavailable_reason({}), "no devices");
+  EXPECT_THROW(NcclCommunicator(devices_named({"/CPU:0"})), FailedPreconditionError);
+}
+
+TEST(NcclAvailability, MirroredStrategyOffGpusReducesToOneDevice) {
+  split_cpu(2);
+  const MirroredStrategy strategy(cpu_devices(2));
+  EXPECT_EQ(strategy.cross_device_ops().name(), "ReductionToOneDevice");
+}
+
+TEST(NcclAvailability, MirroredStrategyRefusesNcclOnCpuDevicesAtOnce) {
+  split_cpu(2);
+  try {
+    MirroredStrategy strategy(cpu_devices(2), std::make_shared<NcclAllReduce>());
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& error) {
+    EXPECT_NE(std::string(error.what()).find("MirroredStrategy: NcclAllReduce cannot run: /CPU:0 and /CPU:1"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(NcclAvailability, MultiWorkerAskedForNcclOnTheCpuUsesTheRing) {
+  const SimpleClusterResolver outside_any_cluster(ClusterSpec{}, "", 0);
+  CommunicationOptions options;
+  options.implementation = CommunicationImplementation::kNccl;
+  const MultiWorkerMirroredStrategy strategy(outside_any_cluster, options, {"/CPU:0"});
+  EXPECT_EQ(strategy.communication(), CommunicationImplementation::kRing);
+  EXPECT_EQ(strategy.cross_device_ops().name(), "CollectiveAllReduce");
+}
+
+TEST(NcclOnGpus, OneGpuCliqueSumsAndAveragesInPlace) {
+  SKIP_WITHOUT_GPUS(1);
+  const Device gpu = find_device("/GPU:0");
+  EXPECT_GE(NcclCommunicator::version(gpu), 20000);
+  const NcclCommunicator clique({gpu});
+  EXPECT_EQ(clique.world_size(), 1);
+  const Tensor values = Tensor::from_vector<float>({1.5f, -2.0f, 3.25f}, Shape{3}, gpu);
+  clique.all_reduce(NcclReduction::kSum, {values});
+  EXPECT_EQ(values.to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f}));
+  clique.all_reduce(NcclReduction::kAverage, {values});
+  EXPECT_EQ(values.to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f}));
+  EXPECT_THROW(clique.all_reduce(NcclReduction::kSum, {values, values}), InvalidArgumentError);
+}
+
+TEST(NcclOnGpus, NcclAllReduceNeverWritesTheCallersTensor) {
+  SKIP_WITHOUT_GPUS(1);
+  const Tensor value = Tensor::from_vector<float>({4.0f, 8.0f}, Shape{2}, find_device("/GPU:0"));
+  NcclAllReduce nccl;
+  const std::vector<Tensor> reduced = nccl.all_reduce(ReduceOp::kMean, {value});
+  ASSERT_EQ(reduced.size(), 1u);
+  EXPECT_NE(reduced[0].storage(), value.storage());
+  EXPECT_EQ(reduced[0].to_vector<float>(), (std::vector<float>{4.0f, 8.0f}));
+  EXPECT_THROW(nccl.all_reduce(ReduceOp::kMax, {value}), UnimplementedError);
+}
+
+TEST(NcclOnGpus, TwoLogicalGpusOnOnePhysicalGpuAreRefused) {
+  SKIP_WITHOUT_GPUS(1);
+  config::set_logical_device_configuration(physical_gpus.at(0), {{.memory_limit_mib = 1024},
+                                                                 {.memory_limit_mib = 1024}});
+  const std::vector<Device> gpus = devices_named({"/GPU:0", "/GPU:1"});
+  const std::string reason = NcclCommunicator::unavailable_reason(gpus);
+  EXPECT_NE(reason.find("/GPU:0 and /GPU:1 are both on physical device"), std::string::npos) << reason;
+  const MirroredStrategy strategy(std::vector<std::string>{"/GPU:0", "/GPU:1"});
+  EXPECT_EQ(strategy.cross_device_ops().name(), "ReductionToOneDevice");
+}
+
+TEST(NcclOnGpus, MirroredStrategyOnTwoGpusAllReducesWithNccl) {
+  SKIP_WITHOUT_GPUS(2);
+  const MirroredStrategy strategy;  // every GPU
+  ASSERT_EQ(strategy.cross_device_ops().name(), "NcclAllReduce");
+  std::vector<Tensor> per_replica;
+  for (const Device& device : strategy.replica_devices()) {
+    const float base = static_cast<float>(per_replica.size() + 1);
+    per_replica.push_back(Tensor::from_vector<float>({base, 10 * base}, Shape{2}, device));
+  }
+  const float replicas = static_cast<float>(per_replica.size());
+  const float sum_of_bases = replicas * (replicas + 1) / 2;
+  const std::vector<Tensor> sums = strategy.cross_device_ops().all_reduce(ReduceOp::kSum, per_replica);
+  for (size_t replica = 0; replica < sums.size(); ++replica) {
+    EXPECT_EQ(sums[replica].device(), per_replica[replica].device());
+    EXPECT_EQ(sums[replica].to_vector<float>(), (std::vector<float>{sum_of_bases, 10 * sum_of_bases}));
+  }
+}
+
+}  // namespace
+}  // namespace accel::distribute
