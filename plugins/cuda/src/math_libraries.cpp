@@ -71,78 +71,75 @@ const Table& checked(const Loaded<Table>& loaded) {
   return loaded.table;
 }
 
-Loaded<CublasLibrary> load_cublas(const AccelHostApi* host) {
-  Loaded<CublasLibrary> loaded;
-  void* handle = open_library("cuBLAS", kCublasSoname, loaded.error);
-  if (handle != nullptr) {
+// Opens `soname` and resolves every entry point of Table; `resolve_all(handle,
+// loaded)` names them (the library's X-macro list). A failure is logged once.
+template <typename Table, typename ResolveAll>
+Loaded<Table> load_table(const AccelHostApi* host, const char* library, const char* soname,
+                         ResolveAll&& resolve_all) {
+  Loaded<Table> loaded;
+  if (void* handle = open_library(library, soname, loaded.error); handle != nullptr) {
+    resolve_all(handle, loaded);
+  }
+  if (!loaded.error.empty()) log(host, ACCEL_LOG_WARNING, loaded.error);
+  return loaded;
+}
+
+void log_loaded(const AccelHostApi* host, const char* library, int major, int minor, int patch,
+                const void* entry) {
+  log(host, ACCEL_LOG_INFO,
+      std::string(library) + " " + std::to_string(major) + "." + std::to_string(minor) + "." +
+          std::to_string(patch) + " loaded on first use from " + file_of(entry));
+}
+
+// Inside a resolve_all lambda: resolve(...) one entry point by its exported name.
 #define ACCEL_RESOLVE(name) \
-  resolve(handle, "cuBLAS", kCublasSoname, ACCEL_STRINGIFY(name), loaded.table.name, loaded.error);
+  resolve(handle, library, soname, ACCEL_STRINGIFY(name), loaded.table.name, loaded.error);
 #define ACCEL_RESOLVE_OVERLOADED(name, type) ACCEL_RESOLVE(name)
+
+Loaded<CublasLibrary> load_cublas(const AccelHostApi* host) {
+  constexpr const char* library = "cuBLAS";
+  constexpr const char* soname = kCublasSoname;
+  auto loaded = load_table<CublasLibrary>(host, library, soname, [&](void* handle, Loaded<CublasLibrary>& loaded) {
     ACCEL_CUBLAS_FUNCTIONS(ACCEL_RESOLVE, ACCEL_RESOLVE_OVERLOADED)
-#undef ACCEL_RESOLVE
-#undef ACCEL_RESOLVE_OVERLOADED
-  }
-  if (!loaded.error.empty()) {
-    log(host, ACCEL_LOG_WARNING, loaded.error);
-    return loaded;
-  }
+  });
+  if (!loaded.error.empty()) return loaded;
   int major = 0, minor = 0, patch = 0;
   (void)loaded.table.cublasGetProperty(MAJOR_VERSION, &major);
   (void)loaded.table.cublasGetProperty(MINOR_VERSION, &minor);
   (void)loaded.table.cublasGetProperty(PATCH_LEVEL, &patch);
-  log(host, ACCEL_LOG_INFO,
-      "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." +
-          std::to_string(patch) + " loaded on first use from " +
-          file_of(reinterpret_cast<const void*>(loaded.table.cublasCreate_v2)));
+  log_loaded(host, library, major, minor, patch, reinterpret_cast<const void*>(loaded.table.cublasCreate_v2));
   return loaded;
 }
 
 Loaded<CudnnLibrary> load_cudnn(const AccelHostApi* host) {
-  Loaded<CudnnLibrary> loaded;
-  void* handle = open_library("cuDNN", kCudnnSoname, loaded.error);
-  if (handle != nullptr) {
-#define ACCEL_RESOLVE(name) \
-  resolve(handle, "cuDNN", kCudnnSoname, ACCEL_STRINGIFY(name), loaded.table.name, loaded.error);
-#define ACCEL_RESOLVE_OVERLOADED(name, type) ACCEL_RESOLVE(name)
+  constexpr const char* library = "cuDNN";
+  constexpr const char* soname = kCudnnSoname;
+  auto loaded = load_table<CudnnLibrary>(host, library, soname, [&](void* handle, Loaded<CudnnLibrary>& loaded) {
     ACCEL_CUDNN_FUNCTIONS(ACCEL_RESOLVE, ACCEL_RESOLVE_OVERLOADED)
-#undef ACCEL_RESOLVE
-#undef ACCEL_RESOLVE_OVERLOADED
-  }
-  if (!loaded.error.empty()) {
-    log(host, ACCEL_LOG_WARNING, loaded.error);
-    return loaded;
-  }
-  const size_t version = loaded.table.cudnnGetVersion();  // major * 10000 + minor * 100 + patch
-  log(host, ACCEL_LOG_INFO,
-      "cuDNN " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) +
-          "." + std::to_string(version % 100) + " loaded on first use from " +
-          file_of(reinterpret_cast<const void*>(loaded.table.cudnnCreate)));
+  });
+  if (!loaded.error.empty()) return loaded;
+  const int version = static_cast<int>(loaded.table.cudnnGetVersion());  // major * 10000 + minor * 100 + patch
+  log_loaded(host, library, version / 10000, version % 10000 / 100, version % 100,
+             reinterpret_cast<const void*>(loaded.table.cudnnCreate));
   return loaded;
 }
 
 Loaded<NcclLibrary> load_nccl(const AccelHostApi* host) {
-  Loaded<NcclLibrary> loaded;
-  void* handle = open_library("NCCL", kNcclSoname, loaded.error);
-  if (handle != nullptr) {
-#define ACCEL_RESOLVE(name) \
-  resolve(handle, "NCCL", kNcclSoname, ACCEL_STRINGIFY(name), loaded.table.name, loaded.error);
-#define ACCEL_RESOLVE_OVERLOADED(name, type) ACCEL_RESOLVE(name)
+  constexpr const char* library = "NCCL";
+  constexpr const char* soname = kNcclSoname;
+  auto loaded = load_table<NcclLibrary>(host, library, soname, [&](void* handle, Loaded<NcclLibrary>& loaded) {
     ACCEL_NCCL_FUNCTIONS(ACCEL_RESOLVE, ACCEL_RESOLVE_OVERLOADED)
-#undef ACCEL_RESOLVE
-#undef ACCEL_RESOLVE_OVERLOADED
-  }
-  if (!loaded.error.empty()) {
-    log(host, ACCEL_LOG_WARNING, loaded.error);
-    return loaded;
-  }
+  });
+  if (!loaded.error.empty()) return loaded;
   int version = 0;  // major * 10000 + minor * 100 + patch (NCCL >= 2.9)
   (void)loaded.table.ncclGetVersion(&version);
-  log(host, ACCEL_LOG_INFO,
-      "NCCL " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-          std::to_string(version % 100) + " loaded on first use from " +
-          file_of(reinterpret_cast<const void*>(loaded.table.ncclGetVersion)));
+  log_loaded(host, library, version / 10000, version % 10000 / 100, version % 100,
+             reinterpret_cast<const void*>(loaded.table.ncclGetVersion));
   return loaded;
 }
+
+#undef ACCEL_RESOLVE
+#undef ACCEL_RESOLVE_OVERLOADED
 
 }  // namespace
 
