@@ -1,20 +1,28 @@
-// Training throughput of the Keras tutorial models on /CPU:0 through the
-// user's path, Model::fit (batching, shuffling, train_step, metrics).
+// Training throughput of Keras models through the user's path, Model::fit
+// (batching, shuffling, train_step, metrics): the tutorial CNN and MLP, and a
+// small ResNet, on /CPU:0 or another device (--device /GPU:0).
 //
-//   bench_training_throughput [--model cnn|mlp] [--batch 32] [--steps 50]
+//   bench_training_throughput [--model cnn|mlp|resnet] [--batch 32] [--steps 50]
 //                             [--windows 7] [--warmup 2] [--samples 60000]
+//                             [--device /CPU:0]
 //   bench_training_throughput --memory [--epochs 3] [--steps 0] [--batch 256]
 //   bench_training_throughput --profile [--model cnn] [--batch 32] [--steps 50]
+//   bench_training_throughput --check-device --device /GPU:0
 //
 // Throughput: one fit() call of warmup + windows epochs of `steps` batches
 // (steps_per_epoch, so the batches stream on across epochs); a callback times
-// every epoch, the warm-up epochs are dropped and the median window is
-// reported as samples/s. The machine-readable line starts with "RESULT".
+// every epoch (after waiting for the device's queued work), the warm-up
+// epochs are dropped and the median window is reported as samples/s. The
+// machine-readable line starts with "RESULT".
 // Data: the first `samples` Fashion-MNIST training images (x / 255, as the
 // tutorials), or uniform random images of that shape when the dataset is not
-// installed. Threads: set ACCEL_CPU_THREADS (compare_training.sh sets 2).
+// installed. The data stays on /CPU:0 (the host, as Keras keeps NumPy arrays);
+// fit cuts each batch there and the model's first op moves it to --device.
+// Threads: set ACCEL_CPU_THREADS (compare_training.sh sets 2).
+// A --device that does not exist here prints "skipped: no GPU: <reason>" (or
+// the like) and exits 0; --check-device prints just that, or the device.
 //
-// --memory (--steps 0: whole epochs, one pass of the data each): the CNN's per-epoch peak of accel's /CPU:0 allocator
+// --memory (--steps 0: whole epochs, one pass of the data each): the CNN's per-epoch peak of accel's --device allocator
 // (get_memory_info().peak after reset_memory_stats at each epoch begin) and
 // the process's peak RSS (VmHWM, reset per epoch through /proc/self/clear_refs
 // where the kernel allows it) and RSS at each epoch end.
@@ -29,6 +37,9 @@
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/keras/sequential.hpp>
+#include <accel/runtime.hpp>
+
+#include "device_availability.hpp"
 
 #include <sys/resource.h>
 
@@ -59,8 +70,10 @@ struct Args {
   int warmup = 2;
   int64_t samples = 60000;
   int epochs = 3;
+  std::string device = "/CPU:0";
   bool memory = false;
   bool profile = false;
+  bool check_device = false;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -81,12 +94,14 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--warmup") args.warmup = std::stoi(value());
     else if (flag == "--samples") args.samples = std::stoll(value());
     else if (flag == "--epochs") args.epochs = std::stoi(value());
+    else if (flag == "--device") args.device = value();
     else if (flag == "--memory") args.memory = true;
     else if (flag == "--profile") args.profile = true;
+    else if (flag == "--check-device") args.check_device = true;
     else {
       std::cerr << "usage: " << argv[0]
-                << " [--model cnn|mlp] [--batch B] [--steps S] [--windows W] [--warmup E] [--samples N]"
-                   " [--memory [--epochs E]] [--profile]\n";
+                << " [--model cnn|mlp|resnet] [--batch B] [--steps S] [--windows W] [--warmup E] [--samples N]"
+                   " [--device /CPU:0] [--memory [--epochs E]] [--profile] [--check-device]\n";
       std::exit(2);
     }
   }
@@ -94,18 +109,103 @@ Args parse_args(int argc, char** argv) {
     std::cerr << "--steps must be positive (0, whole epochs, is for --memory)\n";
     std::exit(2);
   }
-  if (args.model != "cnn" && args.model != "mlp") {
-    std::cerr << "--model must be cnn or mlp\n";
+  if (args.model != "cnn" && args.model != "mlp" && args.model != "resnet") {
+    std::cerr << "--model must be cnn, mlp or resnet\n";
     std::exit(2);
   }
   return args;
 }
 
-// The tutorials' models (examples/tutorial_cnn, examples/tutorial_mlp).
+// A ResNet basic block (He et al. 2016; the CIFAR ResNets' block):
+//   y = relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x))
+// with 3x3 "same" convolutions without bias (the batch norm's beta is the
+// bias), conv1 carrying the stride, and shortcut = x, or bn(1x1 conv(x)) with
+// the stride when the block changes the size or the width. accel's Keras has
+// Sequential but no functional API or Add layer, so the skip connection lives
+// inside one layer, written as a tf.keras user writes a subclassed layer.
+class ResidualBlock final : public keras::Layer {
+ public:
+  ResidualBlock(int64_t filters, int32_t stride)
+      : Layer("ResidualBlock", ""), filters_(filters), stride_(stride),
+        conv1_(conv(filters, 3, stride)), bn1_(std::make_shared<keras::BatchNormalization>()),
+        conv2_(conv(filters, 3, 1)), bn2_(std::make_shared<keras::BatchNormalization>()) {}
+
+  keras::LayerShape compute_output_shape(const keras::LayerShape& input_shape) const override {
+    auto strided = [&](int64_t size) { return size < 0 ? size : (size + stride_ - 1) / stride_; };  // "same"
+    return {input_shape[0], strided(input_shape[1]), strided(input_shape[2]), filters_};
+  }
+  // Every sublayer's weights, in call order (Layer's trainable / non-trainable
+  // lists and the optimizer read them from here).
+  std::vector<accel::Variable> weights() const override {
+    std::vector<accel::Variable> all;
+    for (const auto& layer : sublayers()) {
+      for (const accel::Variable& weight : layer->weights()) all.push_back(weight);
+    }
+    return all;
+  }
+
+ protected:
+  void build_weights(const keras::LayerShape& input_shape) override {
+    if (stride_ != 1 || input_shape[3] != filters_) {
+      projection_ = conv(filters_, 1, stride_);
+      projection_bn_ = std::make_shared<keras::BatchNormalization>();
+    }
+    conv1_->build(input_shape);
+    bn1_->build(conv1_->output_shape());
+    conv2_->build(bn1_->output_shape());
+    bn2_->build(conv2_->output_shape());
+    if (projection_) {
+      projection_->build(input_shape);
+      projection_bn_->build(projection_->output_shape());
+    }
+  }
+  accel::Tensor call(const accel::Tensor& x, bool training) override {
+    const accel::Tensor residual = (*bn2_)((*conv2_)(accel::ops::relu((*bn1_)((*conv1_)(x, training), training)),
+                                                     training),
+                                           training);
+    const accel::Tensor shortcut = projection_ ? (*projection_bn_)((*projection_)(x, training), training) : x;
+    return accel::ops::relu(accel::ops::add(residual, shortcut));
+  }
+
+ private:
+  static std::shared_ptr<keras::Conv2D> conv(int64_t filters, int32_t size, int32_t stride) {
+    return std::make_shared<keras::Conv2D>(
+        filters, size,
+        keras::Conv2DOptions{.strides = {stride, stride}, .padding = size == 1 ? "valid" : "same", .use_bias = false});
+  }
+  std::vector<std::shared_ptr<keras::Layer>> sublayers() const {
+    std::vector<std::shared_ptr<keras::Layer>> layers{conv1_, bn1_, conv2_, bn2_};
+    if (projection_) layers.insert(layers.end(), {projection_, projection_bn_});
+    return layers;
+  }
+
+  int64_t filters_;
+  int32_t stride_;
+  std::shared_ptr<keras::Conv2D> conv1_;
+  std::shared_ptr<keras::BatchNormalization> bn1_;
+  std::shared_ptr<keras::Conv2D> conv2_;
+  std::shared_ptr<keras::BatchNormalization> bn2_;
+  std::shared_ptr<keras::Conv2D> projection_;  // only when the shape changes
+  std::shared_ptr<keras::BatchNormalization> projection_bn_;
+};
+
+// The tutorials' models (examples/tutorial_cnn, examples/tutorial_mlp) and a
+// small ResNet for 28x28x1 images: conv stem (32 filters, batch norm, relu),
+// residual blocks of 32 (stride 1), 64 (stride 2) and 128 (stride 2)
+// filters, global average pooling, Dense(10, softmax). torch_training_throughput.py
+// builds the same three.
 std::unique_ptr<keras::Sequential> make_model(const std::string& kind) {
   keras::set_random_seed(1);
   std::unique_ptr<keras::Sequential> model;
-  if (kind == "cnn") {
+  if (kind == "resnet") {
+    model = std::make_unique<keras::Sequential>(std::vector<std::shared_ptr<keras::Layer>>{
+        std::make_shared<keras::Conv2D>(32, 3, keras::Conv2DOptions{.padding = "same", .use_bias = false}),
+        std::make_shared<keras::BatchNormalization>(), std::make_shared<keras::Activation>("relu"),
+        std::make_shared<ResidualBlock>(32, 1), std::make_shared<ResidualBlock>(64, 2),
+        std::make_shared<ResidualBlock>(128, 2), std::make_shared<keras::GlobalAveragePooling2D>(),
+        std::make_shared<keras::Dense>(10, keras::DenseOptions{.activation = "softmax"})});
+    model->build({keras::kUnknownDim, 28, 28, 1});
+  } else if (kind == "cnn") {
     model = std::make_unique<keras::Sequential>(std::vector<std::shared_ptr<keras::Layer>>{
         std::make_shared<keras::Conv2D>(32, std::array<int32_t, 2>{3, 3}, keras::Conv2DOptions{.activation = "relu"}),
         std::make_shared<keras::MaxPooling2D>(keras::Pooling2DOptions{.pool_size = {2, 2}}),
@@ -126,19 +226,22 @@ std::unique_ptr<keras::Sequential> make_model(const std::string& kind) {
 // Times every epoch; with `memory`, also the allocator peak and RSS per epoch.
 class EpochTimer : public keras::Callback {
  public:
-  explicit EpochTimer(bool memory) : memory_(memory) {}
+  EpochTimer(bool memory, std::string device) : memory_(memory), device_(std::move(device)) {}
   void on_epoch_begin(int, const keras::Logs&) override {
     if (memory_) {
-      accel::config::reset_memory_stats("/CPU:0");
+      accel::config::reset_memory_stats(device_);
       reset_peak_rss();
     }
     begin_ = Clock::now();
   }
   void on_epoch_end(int, keras::Logs& logs) override {
+    // The epoch's last optimizer updates may still be queued on an
+    // asynchronous device (the GPU): they belong to this window.
+    accel::runtime::synchronize();
     seconds.push_back(std::chrono::duration<double>(Clock::now() - begin_).count());
     losses.push_back(logs.count("loss") ? logs.at("loss") : 0.0);
     if (memory_) {
-      const accel::config::MemoryInfo info = accel::config::get_memory_info("/CPU:0");
+      const accel::config::MemoryInfo info = accel::config::get_memory_info(device_);
       device_peak.push_back(info.peak);
       device_current.push_back(info.current);
       peak_rss_kb.push_back(status_kb("VmHWM:"));
@@ -168,6 +271,7 @@ class EpochTimer : public keras::Callback {
 
  private:
   bool memory_;
+  std::string device_;
   Clock::time_point begin_;
 };
 
@@ -246,16 +350,29 @@ int main(int argc, char** argv) {
   if (args.memory) args.model = "cnn";
   if (args.memory && args.batch == 32) args.batch = 256;
 
-  const Data data = load_data(args.samples);
-  accel::DeviceScope device("/CPU:0");
+  if (const auto reason = accel::bench::missing_device_reason(args.device)) {
+    std::printf("skipped: %s\n", reason->c_str());
+    return 0;
+  }
+  if (args.check_device) {
+    std::printf("device: %s %s\n", args.device.c_str(),
+                accel::bench::physical_device(args.device).description.c_str());
+    return 0;
+  }
+
+  const Data data = [&] {
+    accel::DeviceScope on_host("/CPU:0");
+    return load_data(args.samples);
+  }();
+  accel::DeviceScope device(args.device);
   const accel::Tensor x =
-      args.model == "cnn" ? data.images.reshape(accel::Shape{-1, 28, 28, 1}) : data.images;
+      args.model == "mlp" ? data.images : data.images.reshape(accel::Shape{-1, 28, 28, 1});
   std::unique_ptr<keras::Sequential> model = make_model(args.model);
 
   if (args.profile) return run_profile(*model, x, data.labels, args);
 
   const int epochs = args.memory ? args.epochs : args.warmup + args.windows;
-  auto timer = std::make_shared<EpochTimer>(args.memory);
+  auto timer = std::make_shared<EpochTimer>(args.memory, args.device);
   model->fit(x, data.labels,
              {.epochs = epochs, .batch_size = args.batch, .verbose = 0, .callbacks = {timer},
               .steps_per_epoch = args.steps > 0 ? std::optional<int64_t>(args.steps) : std::nullopt});
@@ -290,9 +407,15 @@ int main(int argc, char** argv) {
   const double rate = median(rates);
   std::printf("windows (samples/s):");
   for (double r : rates) std::printf(" %.0f", r);
-  std::printf("\nRESULT framework=accel model=%s batch=%lld samples_per_s=%.1f step_ms=%.3f threads=%s "
-              "omp_wait_policy=%s data=%s final_loss=%.4f\n",
-              args.model.c_str(), static_cast<long long>(args.batch), rate, 1e3 * args.batch / rate,
+  int64_t trainable_params = 0;  // the PyTorch peer prints its count too: the same model has the same count
+  for (const accel::Variable& weight : model->trainable_weights()) trainable_params += weight.shape().element_count();
+  // Ops the device lacks run on the CPU plugin, with copies both ways: on a
+  // GPU any such op is a slowdown to look into, so the count is reported.
+  const accel::runtime::FallbackStats fallback = accel::runtime::fallback_stats();
+  std::printf("\nRESULT framework=accel model=%s batch=%lld samples_per_s=%.1f step_ms=%.3f device=%s "
+              "trainable_params=%lld cpu_fallback_ops=%llu threads=%s omp_wait_policy=%s data=%s final_loss=%.4f\n",
+              args.model.c_str(), static_cast<long long>(args.batch), rate, 1e3 * args.batch / rate, args.device.c_str(),
+              static_cast<long long>(trainable_params), static_cast<unsigned long long>(fallback.ops),
               threads ? threads : "default", wait_policy ? wait_policy : "default",
               data.real ? "fashion_mnist" : "random", timer->losses.back());
   return 0;
