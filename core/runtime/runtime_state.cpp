@@ -184,6 +184,9 @@ void RuntimeState::initialize() {
 
 void RuntimeState::open_logical_devices() {
   bool require = require_accelerator_ || setting_is_true("require_accelerator");
+  // TensorFlow's TF_FORCE_GPU_ALLOW_GROWTH: growth for every device not set explicitly,
+  // so that several processes can share one GPU (a test suite run side by side).
+  const bool force_growth = setting_is_true("force_gpu_allow_growth");
   std::vector<std::unique_ptr<LogicalDevice>> opened;
   std::map<std::string, int32_t> type_counts;
   // TensorFlow lists CPU devices first; keep that order, then plugin order.
@@ -204,7 +207,7 @@ void RuntimeState::open_logical_devices() {
       device_options.logical_index = static_cast<int32_t>(logical);
       device_options.logical_count = static_cast<int32_t>(configurations.size());
       device_options.memory_limit_bytes = limit;
-      device_options.memory_growth = record->memory_growth.value_or(false) ? 1 : 0;
+      device_options.memory_growth = record->memory_growth.value_or(force_growth) ? 1 : 0;
       device_options.options = options.c_str();
       int32_t index = type_counts[record->info.device_type]++;
       auto device = std::make_unique<LogicalDevice>(record->plugin, record->info.device_type, index,
