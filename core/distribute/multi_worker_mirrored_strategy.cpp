@@ -7,12 +7,11 @@
 #include <accel/config.hpp>
 #include <accel/error.hpp>
 #include <accel/log.hpp>
+#include <accel/nccl_communicator.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 
 #include <fmt/format.h>
-
-#include <accel/nccl_communicator.hpp>
 
 #include <algorithm>
 #include <array>
@@ -108,14 +107,11 @@ class CollectiveAllReduce final : public CrossDeviceOps {
 
 // NCCL when asked for or left to AUTO and every local replica is a GPU NCCL
 // can drive; otherwise the Gloo ring (with a warning when NCCL was asked for).
-// Every worker decides alike, since all of them agree in require_nccl_everywhere.
+// require_same_choice then checks that every worker decided alike.
 CommunicationImplementation resolve_communication(CommunicationImplementation requested,
                                                   const std::vector<Device>& local_devices) {
   if (requested == CommunicationImplementation::kRing) return requested;
-  bool gpus = true;
-  for (const Device& device : local_devices) gpus = gpus && device.type() == "GPU";
-  const std::string reason = gpus ? NcclCommunicator::unavailable_reason(local_devices)
-                                  : "the replicas are not GPUs (" + local_devices.front().short_name() + ")";
+  const std::string reason = NcclCommunicator::unavailable_reason(local_devices);
   if (reason.empty()) return CommunicationImplementation::kNccl;
   if (requested == CommunicationImplementation::kNccl) {
     log::warning("MultiWorkerMirroredStrategy: NCCL cannot run: " + reason +
@@ -184,11 +180,11 @@ MultiWorkerMirroredStrategy::Setup MultiWorkerMirroredStrategy::set_up(
   require_same_local_replicas(*setup.group, setup.local_devices.size());
   setup.communication = resolve_communication(options.implementation, setup.local_devices);
   require_same_choice(*setup.group, setup.communication);
-  const int replicas_in_sync = setup.group->size() * static_cast<int>(setup.local_devices.size());
   if (setup.communication == CommunicationImplementation::kNccl) {
     setup.cross_device_ops = std::make_shared<NcclAllReduce>(join_nccl_clique(*setup.group, setup.local_devices));
   } else {
-    setup.cross_device_ops = std::make_shared<CollectiveAllReduce>(setup.group, replicas_in_sync);
+    setup.cross_device_ops = std::make_shared<CollectiveAllReduce>(
+        setup.group, setup.group->size() * static_cast<int>(setup.local_devices.size()));
   }
   return setup;
 }

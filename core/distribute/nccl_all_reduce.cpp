@@ -4,10 +4,20 @@
 #include <accel/error.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "replica_values.hpp"
 
 namespace accel::distribute {
+namespace {
+
+std::string short_names(const std::vector<Device>& devices) {
+  std::vector<std::string> names;
+  for (const Device& device : devices) names.push_back(device.short_name());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
 
 const NcclCommunicator& NcclAllReduce::communicator_for(const std::vector<Tensor>& per_replica) {
   std::vector<Device> devices;
@@ -15,11 +25,8 @@ const NcclCommunicator& NcclAllReduce::communicator_for(const std::vector<Tensor
   std::lock_guard lock(mutex_);
   if (!communicator_) communicator_ = std::make_shared<NcclCommunicator>(devices);
   if (communicator_->devices() != devices) {
-    std::string expected, got;
-    for (const Device& device : communicator_->devices()) expected += (expected.empty() ? "" : ", ") + device.short_name();
-    for (const Device& device : devices) got += (got.empty() ? "" : ", ") + device.short_name();
-    throw InvalidArgumentError(
-        fmt::format("NcclAllReduce: its clique runs on [{}], the values are on [{}]", expected, got));
+    throw InvalidArgumentError(fmt::format("NcclAllReduce: its clique runs on [{}], the values are on [{}]",
+                                           short_names(communicator_->devices()), short_names(devices)));
   }
   return *communicator_;
 }
@@ -43,9 +50,10 @@ Tensor NcclAllReduce::reduce_to(ReduceOp op, const std::vector<Tensor>& per_repl
 }
 
 std::shared_ptr<CrossDeviceOps> select_cross_device_ops(const std::vector<Device>& devices) {
-  bool all_gpus = devices.size() >= 2;
-  for (const Device& device : devices) all_gpus = all_gpus && device.type() == "GPU";
-  if (all_gpus && NcclCommunicator::unavailable_reason(devices).empty()) return std::make_shared<NcclAllReduce>();
+  // Only GPUs' plugins offer NCCL: unavailable_reason answers for every other device.
+  if (devices.size() >= 2 && NcclCommunicator::unavailable_reason(devices).empty()) {
+    return std::make_shared<NcclAllReduce>();
+  }
   return std::make_shared<ReductionToOneDevice>();
 }
 
