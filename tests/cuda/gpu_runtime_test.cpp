@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "../common/gpu_skip.hpp"
 #include "strategy_test_support.hpp"
 
 namespace accel {
@@ -29,33 +30,18 @@ using distribute::testing::worst_relative_difference;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-// The first physical GPU, or "" with `skip_reason` set to why there is none.
-config::PhysicalDevice first_gpu(std::string& skip_reason) {
-  const std::vector<config::PhysicalDevice> gpus = config::list_physical_devices("GPU");
-  if (!gpus.empty()) return gpus.front();
-  skip_reason = "no GPU: no cuda plugin was found";
-  for (const runtime::SkippedPlugin& plugin : runtime::skipped_plugins()) {
-    if (plugin.name == "cuda") skip_reason = "no GPU: the cuda plugin " + plugin.reason;
-  }
-  return {};
-}
+// The first physical GPU (after ACCEL_SKIP_WITHOUT_GPUS).
+config::PhysicalDevice first_gpu() { return config::list_physical_devices("GPU").at(0); }
 
-#define GPU_OR_SKIP(variable)                                      \
-  std::string skip_reason;                                         \
-  const config::PhysicalDevice variable = first_gpu(skip_reason);  \
-  if (!skip_reason.empty()) GTEST_SKIP() << skip_reason
-
-// Bytes the driver reports in use on the current GPU (every process's).
-uint64_t driver_used_bytes() {
+// The driver's figures for the current GPU (every process's use).
+struct DriverMemory {
+  uint64_t used = 0;
+  uint64_t total = 0;
+};
+DriverMemory driver_memory() {
   size_t free_bytes = 0, total_bytes = 0;
   EXPECT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-  return total_bytes - free_bytes;
-}
-
-uint64_t driver_total_bytes() {
-  size_t free_bytes = 0, total_bytes = 0;
-  EXPECT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-  return total_bytes;
+  return {total_bytes - free_bytes, total_bytes};
 }
 
 struct Trained {
@@ -81,7 +67,7 @@ Trained train_tutorial_cnn(const std::string& device, int epochs) {
 }
 
 TEST(GpuTraining, TutorialCnnTrainsAsOnTheCpu) {
-  GPU_OR_SKIP(gpu);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
   const Trained on_cpu = train_tutorial_cnn("/CPU:0", 3);
   const Trained on_gpu = train_tutorial_cnn("/GPU:0", 3);
   std::fprintf(stderr, "accuracy: CPU %.4f, GPU %.4f; loss: CPU %.5f, GPU %.5f; worst weight difference %.3g\n",
@@ -95,39 +81,45 @@ TEST(GpuTraining, TutorialCnnTrainsAsOnTheCpu) {
 }
 
 TEST(GpuMemory, WithoutGrowthMostOfTheGpuIsReservedAtStart) {
-  GPU_OR_SKIP(gpu);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  const config::PhysicalDevice gpu = first_gpu();
   EXPECT_FALSE(config::get_memory_growth(gpu));  // TensorFlow's default
   config::set_memory_growth(gpu, false);  // explicit: ACCEL_FORCE_GPU_ALLOW_GROWTH does not apply
   const Tensor small = Tensor::from_vector<float>({1.0f, 2.0f}, Shape{2}, find_device("/GPU:0"));
   const config::MemoryInfo info = config::get_memory_info("/GPU:0");
   EXPECT_GE(info.current, small.byte_size());
   // The arena takes ~90% of what was free: the driver sees most of the GPU in use.
-  EXPECT_GT(driver_used_bytes(), driver_total_bytes() * 8 / 10);
+  const DriverMemory driver = driver_memory();
+  EXPECT_GT(driver.used, driver.total * 8 / 10);
 }
 
 TEST(GpuMemory, WithGrowthOnlyWhatIsUsedIsTaken) {
-  GPU_OR_SKIP(gpu);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  const config::PhysicalDevice gpu = first_gpu();
   config::set_memory_growth(gpu, true);
   const Device device = find_device("/GPU:0");  // starts the runtime: the CUDA context exists now
   (void)Tensor::from_vector<float>({1.0f}, Shape{1}, device);
-  const uint64_t used_before = driver_used_bytes();
+  const uint64_t used_before = driver_memory().used;
   const Tensor big = Tensor::empty(Shape{256 * static_cast<int64_t>(kMiB) / 4}, DType::kFloat32, device);
-  const uint64_t grown = driver_used_bytes() - used_before;
+  const DriverMemory after = driver_memory();
+  const uint64_t grown = after.used - used_before;
   EXPECT_GE(grown, 256 * kMiB);
   EXPECT_LT(grown, 512 * kMiB);
   EXPECT_GE(config::get_memory_info("/GPU:0").current, 256 * kMiB);
-  EXPECT_LT(driver_used_bytes(), driver_total_bytes() / 2);
+  EXPECT_LT(after.used, after.total / 2);
 }
 
 TEST(GpuMemory, ForcedGrowthAppliesWhereGrowthWasNotSet) {
-  GPU_OR_SKIP(gpu);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
   config::set_setting("force_gpu_allow_growth", "1");
   (void)Tensor::from_vector<float>({1.0f}, Shape{1}, find_device("/GPU:0"));
-  EXPECT_LT(driver_used_bytes(), driver_total_bytes() / 2);
+  const DriverMemory driver = driver_memory();
+  EXPECT_LT(driver.used, driver.total / 2);
 }
 
 TEST(GpuMemory, PastTheLimitIsResourceExhaustedAndTrainingGoesOn) {
-  GPU_OR_SKIP(gpu);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  const config::PhysicalDevice gpu = first_gpu();
   config::set_logical_device_configuration(gpu, {{.memory_limit_mib = 1024}});
   const std::vector<config::LogicalDevice> logical = config::list_logical_devices("GPU");
   ASSERT_EQ(logical.size(), 1u);

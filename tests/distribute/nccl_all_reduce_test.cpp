@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/gpu_skip.hpp"
 #include "strategy_test_support.hpp"
 
 namespace accel::distribute {
@@ -28,24 +29,6 @@ std::vector<Device> devices_named(const std::vector<std::string>& names) {
   for (const std::string& name : names) devices.push_back(find_device(name));
   return devices;
 }
-
-// The physical GPUs, or skips the test saying why there are none (or too few).
-std::vector<config::PhysicalDevice> physical_gpus_or_skip(size_t needed, std::string& skip_reason) {
-  const std::vector<config::PhysicalDevice> gpus = config::list_physical_devices("GPU");
-  if (gpus.size() >= needed) return gpus;
-  std::string why = "no cuda plugin was found";
-  for (const runtime::SkippedPlugin& plugin : runtime::skipped_plugins()) {
-    if (plugin.name == "cuda") why = "the cuda plugin " + plugin.reason;  // "reports zero devices: no CUDA driver"
-  }
-  skip_reason = gpus.empty() ? "no GPU: " + why
-                             : "needs " + std::to_string(needed) + " GPUs, found " + std::to_string(gpus.size());
-  return {};
-}
-
-#define SKIP_WITHOUT_GPUS(count)                                     \
-  std::string skip_reason;                                           \
-  const auto physical_gpus = physical_gpus_or_skip(count, skip_reason); \
-  if (!skip_reason.empty()) GTEST_SKIP() << skip_reason
 
 TEST(NcclAvailability, NamesTwoLogicalDevicesOnOnePhysicalDevice) {
   split_cpu(2);
@@ -88,7 +71,7 @@ TEST(NcclAvailability, MultiWorkerAskedForNcclOnTheCpuUsesTheRing) {
 }
 
 TEST(NcclOnGpus, OneGpuCliqueSumsAndAveragesInPlace) {
-  SKIP_WITHOUT_GPUS(1);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
   const Device gpu = find_device("/GPU:0");
   EXPECT_GE(NcclCommunicator::version(gpu), 20000);
   const NcclCommunicator clique({gpu});
@@ -102,7 +85,7 @@ TEST(NcclOnGpus, OneGpuCliqueSumsAndAveragesInPlace) {
 }
 
 TEST(NcclOnGpus, NcclAllReduceNeverWritesTheCallersTensor) {
-  SKIP_WITHOUT_GPUS(1);
+  ACCEL_SKIP_WITHOUT_GPUS(1);
   const Tensor value = Tensor::from_vector<float>({4.0f, 8.0f}, Shape{2}, find_device("/GPU:0"));
   NcclAllReduce nccl;
   const std::vector<Tensor> reduced = nccl.all_reduce(ReduceOp::kMean, {value});
@@ -113,8 +96,8 @@ TEST(NcclOnGpus, NcclAllReduceNeverWritesTheCallersTensor) {
 }
 
 TEST(NcclOnGpus, TwoLogicalGpusOnOnePhysicalGpuAreRefused) {
-  SKIP_WITHOUT_GPUS(1);
-  config::set_logical_device_configuration(physical_gpus.at(0), {{.memory_limit_mib = 1024},
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  config::set_logical_device_configuration(config::list_physical_devices("GPU").at(0), {{.memory_limit_mib = 1024},
                                                                  {.memory_limit_mib = 1024}});
   const std::vector<Device> gpus = devices_named({"/GPU:0", "/GPU:1"});
   const std::string reason = NcclCommunicator::unavailable_reason(gpus);
@@ -124,7 +107,7 @@ TEST(NcclOnGpus, TwoLogicalGpusOnOnePhysicalGpuAreRefused) {
 }
 
 TEST(NcclOnGpus, MirroredStrategyOnTwoGpusAllReducesWithNccl) {
-  SKIP_WITHOUT_GPUS(2);
+  ACCEL_SKIP_WITHOUT_GPUS(2);
   const MirroredStrategy strategy;  // every GPU
   ASSERT_EQ(strategy.cross_device_ops().name(), "NcclAllReduce");
   std::vector<Tensor> per_replica;
