@@ -13,9 +13,9 @@
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
 
+#include "median.hpp"
 #include "tutorial_cnn.hpp"
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -27,10 +27,7 @@ namespace {
 using namespace accel;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using bench::median;
 
 }  // namespace
 

@@ -12,9 +12,9 @@
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/tpu_emulator.hpp>
 
+#include "median.hpp"
 #include "tutorial_cnn.hpp"
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -25,10 +25,7 @@ namespace {
 using namespace accel;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
+using bench::median;
 
 // Simulated seconds per step of one TensorCore: the growth of TPU:0's timeline.
 double one_core_step_seconds(int64_t batch, int64_t steps) {
