@@ -1,7 +1,8 @@
 // Fused optimizer updates of the CUDA plugin (Keras rules, see accel_plugin.h):
 // SGD with optional (Nesterov) momentum, Adam with the bias correction folded
 // into lr_t by the caller and epsilon added to the uncorrected sqrt(v), and
-// RMSprop (plain or centered, optional momentum). In place, float arithmetic.
+// RMSprop (plain or centered, optional momentum; epsilon inside the root with
+// momentum, added to it without, as tf.keras 2.x). In place, float arithmetic.
 #include "device_math.cuh"
 #include "kernels.hpp"
 
@@ -57,14 +58,15 @@ __global__ void rmsprop_kernel(T* var, T* ms, T* mom, T* mg, const T* grad, int6
       store(mg, i, mg_new);
       denominator -= mg_new * mg_new;
     }
-    const float increment = lr * g / sqrtf(denominator + epsilon);
     float w = load(var, i);
     if (momentum > 0.0f) {
-      const float mom_new = momentum * load(mom, i) + increment;
+      // ApplyRMSProp / ApplyCenteredRMSProp: epsilon inside the root.
+      const float mom_new = momentum * load(mom, i) + lr * g / sqrtf(denominator + epsilon);
       store(mom, i, mom_new);
       w -= mom_new;
     } else {
-      w -= increment;
+      // Keras's own update without momentum: epsilon added to the root.
+      w -= lr * g / (sqrtf(denominator) + epsilon);
     }
     store(var, i, w);
   }
