@@ -56,18 +56,6 @@ template <typename T> __device__ __forceinline__ void store(T* p, int64_t i, Com
   }
 }
 
-// Float into any element type (float family rounds; integers truncate with
-// saturation as the hardware conversion does).
-template <typename T> __device__ __forceinline__ T from_float(float v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 // Wrapping integer arithmetic (two's complement, no signed overflow).
 template <typename I> __device__ __forceinline__ I wrap_add(I a, I b) {
   using U = std::make_unsigned_t<I>;

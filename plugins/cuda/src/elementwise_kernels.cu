@@ -6,6 +6,8 @@
 #include "device_math.cuh"
 #include "kernels.hpp"
 
+#include <cstdint>
+
 namespace accel::cuda {
 namespace {
 
@@ -142,18 +144,37 @@ __global__ void select_kernel(const uint8_t* cond, const E* a, const E* b, E* y,
 
 // ---------------------------------------------------------------- cast
 
-template <typename To> __device__ __forceinline__ To float_to(float f) {
-  if constexpr (std::is_same_v<To, int32_t>) {
-    return __float2int_rz(f);  // saturating, NaN -> 0
-  } else if constexpr (std::is_same_v<To, int64_t>) {
+// Float to integer as the CPU plugin casts (docs/op-set.md): truncate toward
+// zero, NaN gives 0, out-of-range values saturate. Spelled out because CUDA
+// leaves out-of-range float-to-integer conversions undefined, and a U8 target
+// must saturate at 0 and 255, not wrap an int32.
+template <typename Int> struct IntRange;
+template <> struct IntRange<uint8_t> {
+  static constexpr uint8_t kLowest = 0, kMax = 255;
+};
+template <> struct IntRange<int32_t> {
+  static constexpr int32_t kLowest = INT32_MIN, kMax = INT32_MAX;
+};
+template <> struct IntRange<int64_t> {
+  static constexpr int64_t kLowest = INT64_MIN, kMax = INT64_MAX;
+};
+
+template <typename Int> __device__ __forceinline__ Int float_to_int(float f) {
+  using Range = IntRange<Int>;
+  // As floats: kLowest is exact (0 or -2^n), kMax rounds up to 2^n for the wide types.
+  if (f != f) return 0;
+  if (f <= static_cast<float>(Range::kLowest)) return Range::kLowest;
+  if (f >= static_cast<float>(Range::kMax)) return Range::kMax;
+  if constexpr (std::is_same_v<Int, int64_t>) {
     return __float2ll_rz(f);
   } else {
-    return from_float<To>(f);
+    return static_cast<Int>(__float2int_rz(f));
   }
 }
 
 template <typename From>
-__global__ void cast_kernel(AccelDType to, const From* x, void* y, int64_t count) {
+__global__ void cast_kernel(AccelDType to, bool from_bool, const From* x, void* y,
+                            int64_t count) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if constexpr (kIsFloating<From>) {
@@ -162,16 +183,15 @@ __global__ void cast_kernel(AccelDType to, const From* x, void* y, int64_t count
         case ACCEL_DTYPE_F32: static_cast<float*>(y)[i] = f; break;
         case ACCEL_DTYPE_BF16: static_cast<__nv_bfloat16*>(y)[i] = __float2bfloat16_rn(f); break;
         case ACCEL_DTYPE_F16: static_cast<__half*>(y)[i] = __float2half_rn(f); break;
-        case ACCEL_DTYPE_I32: static_cast<int32_t*>(y)[i] = float_to<int32_t>(f); break;
-        case ACCEL_DTYPE_I64: static_cast<int64_t*>(y)[i] = float_to<int64_t>(f); break;
-        case ACCEL_DTYPE_U8:
-          static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(float_to<int32_t>(f));
-          break;
+        case ACCEL_DTYPE_I32: static_cast<int32_t*>(y)[i] = float_to_int<int32_t>(f); break;
+        case ACCEL_DTYPE_I64: static_cast<int64_t*>(y)[i] = float_to_int<int64_t>(f); break;
+        case ACCEL_DTYPE_U8: static_cast<uint8_t*>(y)[i] = float_to_int<uint8_t>(f); break;
         case ACCEL_DTYPE_BOOL: static_cast<uint8_t*>(y)[i] = (f != 0.0f) ? 1 : 0; break;
         default: break;
       }
     } else {
-      int64_t v = static_cast<int64_t>(x[i]);
+      // A BOOL element is 0 or 1 as a number, whatever nonzero byte it holds.
+      int64_t v = from_bool ? (x[i] != 0 ? 1 : 0) : static_cast<int64_t>(x[i]);
       switch (to) {
         case ACCEL_DTYPE_F32: static_cast<float*>(y)[i] = static_cast<float>(v); break;
         case ACCEL_DTYPE_BF16:
@@ -316,8 +336,8 @@ cudaError_t launch_cast(AccelDType from, AccelDType to, const void* x, void* y, 
   if (count <= 0) return cudaSuccess;
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cast_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(to, static_cast<const T*>(x), y,
-                                                              count);
+    cast_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
+        to, from == ACCEL_DTYPE_BOOL, static_cast<const T*>(x), y, count);
     return cudaGetLastError();
   };
   if (from == ACCEL_DTYPE_BOOL || from == ACCEL_DTYPE_U8) return run(Tag<uint8_t>{});
