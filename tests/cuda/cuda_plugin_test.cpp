@@ -2,6 +2,7 @@
 // tree. The API-table and discovery tests run everywhere; the op and memory
 // tests need a GPU and are skipped ("no GPU: <reason>") without one.
 #include <accel/plugin/accel_plugin.h>
+#include <accel/plugin/host_kernels.hpp>
 #include <accel/plugin/nccl_extension.h>
 #include <accel/plugin/philox.h>
 
@@ -477,6 +478,98 @@ TEST_F(CudaGpuTest, Conv2dMatchesHostLoop) {
           }
         }
         EXPECT_NEAR(y[(i * ow + j) * o + q], expected, 1e-4) << i << "," << j << "," << q;
+      }
+    }
+  }
+}
+
+// The CPU plugin's kernels (TensorFlow's semantics) on the same data, for
+// the ops whose CUDA path depends on the geometry or dtype.
+std::vector<float> on_host(AccelOp op, const std::vector<std::vector<float>>& inputs,
+                           const std::vector<std::vector<int64_t>>& input_shapes,
+                           const std::vector<int64_t>& output_shape, const void* attributes) {
+  auto host_tensor = [](const std::vector<int64_t>& shape, const float* data) {
+    accel::host_kernels::HostTensor t;
+    t.rank = static_cast<int32_t>(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
+    t.data = const_cast<float*>(data);
+    return t;
+  };
+  int64_t count = 1;
+  for (int64_t dim : output_shape) count *= dim;
+  std::vector<float> output(static_cast<size_t>(count));
+  std::vector<accel::host_kernels::HostTensor> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(input_shapes[i], inputs[i].data()));
+  const accel::host_kernels::HostTensor out = host_tensor(output_shape, output.data());
+  accel::host_kernels::execute(op, in, {&out, 1}, attributes);
+  return output;
+}
+
+// Pooling runs on cuDNN for symmetric padding and on the plugin's kernels for
+// TensorFlow's SAME with one more row / column at the end; both must agree with
+// the CPU. The max gradient's ties (all-zero windows after relu) go to the
+// window's first element, as on the CPU.
+TEST_F(CudaGpuTest, PoolingMatchesTheHostKernels) {
+  struct Geometry {
+    const char* name;
+    int64_t h, w;
+    AccelPoolAttributes attributes;
+  };
+  const Geometry geometries[] = {
+      {"valid 2x2/2 (cuDNN)", 8, 6, {sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0}},
+      {"pads 1 3x3/2 (cuDNN)", 7, 9, {sizeof(AccelPoolAttributes), 3, 3, 2, 2, 1, 1, 1, 1}},
+      {"same, end pads (kernels)", 7, 9, {sizeof(AccelPoolAttributes), 3, 2, 2, 2, 1, 1, 0, 1}},
+  };
+  const int64_t n = 2, c = 3;
+  for (const Geometry& g : geometries) {
+    SCOPED_TRACE(g.name);
+    const AccelPoolAttributes& a = g.attributes;
+    const int64_t oh = (g.h + a.pad_top + a.pad_bottom - a.window_h) / a.stride_h + 1;
+    const int64_t ow = (g.w + a.pad_left + a.pad_right - a.window_w) / a.stride_w + 1;
+    const std::vector<int64_t> x_shape{n, g.h, g.w, c}, y_shape{n, oh, ow, c};
+    std::vector<float> x(static_cast<size_t>(n * g.h * g.w * c));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+    std::vector<float> dy = ramp(static_cast<size_t>(n * oh * ow * c), 0.125f);
+    for (const std::vector<float>& input : {x, std::vector<float>(x.size(), 0.0f)}) {
+      SCOPED_TRACE(input[1] == 0.0f ? "all ties" : "distinct");
+      AccelTensor tx = upload(input, x_shape), tdy = upload(dy, y_shape);
+      for (AccelOp op : {ACCEL_OP_MAX_POOL, ACCEL_OP_AVG_POOL}) {
+        AccelTensor ty = tensor(ACCEL_DTYPE_F32, y_shape, sizeof(float));
+        ASSERT_EQ(run(op, {tx}, {ty}, &a), "");
+        const std::vector<float> want = on_host(op, {input}, {x_shape}, y_shape, &a);
+        const std::vector<float> got = download(ty, want.size());
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6) << op << " at " << i;
+      }
+      AccelTensor tdx = tensor(ACCEL_DTYPE_F32, x_shape, sizeof(float));
+      ASSERT_EQ(run(ACCEL_OP_MAX_POOL_BACKWARD, {tx, tdy}, {tdx}, &a), "");
+      std::vector<float> want = on_host(ACCEL_OP_MAX_POOL_BACKWARD, {input, dy}, {x_shape, y_shape}, x_shape, &a);
+      std::vector<float> got = download(tdx, want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "max gradient at " << i;
+      ASSERT_EQ(run(ACCEL_OP_AVG_POOL_BACKWARD, {tdy}, {tdx}, &a), "");
+      want = on_host(ACCEL_OP_AVG_POOL_BACKWARD, {dy}, {y_shape}, x_shape, &a);
+      got = download(tdx, want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "average gradient at " << i;
+    }
+  }
+}
+
+// Softmax and log-softmax (cuDNN for float32) against the CPU, on rows short
+// and long, with values large enough that an unshifted exp would overflow.
+TEST_F(CudaGpuTest, SoftmaxMatchesTheHostKernels) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{5, 10}, {3, 2, 1000}, {1, 1}}) {
+    int64_t count = 1;
+    for (int64_t dim : shape) count *= dim;
+    std::vector<float> x(static_cast<size_t>(count));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 100.0f * std::sin(0.61f * static_cast<float>(i));
+    AccelTensor tx = upload(x, shape);
+    for (AccelOp op : {ACCEL_OP_SOFTMAX, ACCEL_OP_LOG_SOFTMAX}) {
+      AccelTensor ty = tensor(ACCEL_DTYPE_F32, shape, sizeof(float));
+      ASSERT_EQ(run(op, {tx}, {ty}, nullptr), "");
+      const std::vector<float> want = on_host(op, {x}, {shape}, shape, nullptr);
+      const std::vector<float> got = download(ty, want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << op << " at " << i;
+        ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::fabs(want[i]))) << op << " at " << i;
       }
     }
   }

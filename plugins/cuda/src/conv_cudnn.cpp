@@ -7,58 +7,30 @@
 // (CUDNN_FMA_MATH) unless the device allows TF32. cuDNN is called through the
 // table loaded on first use (math_libraries.hpp).
 #include "cuda_check.hpp"
-#include "math_libraries.hpp"
+#include "cudnn_support.hpp"
 #include "op_dispatch.hpp"
 
 #include <cudnn.h>
 
-#include <limits>
 #include <string>
 
 namespace accel::cuda {
 namespace {
-
-void check_cudnn(const CudnnLibrary& dnn, cudnnStatus_t status, const char* what) {
-  if (status == CUDNN_STATUS_SUCCESS) return;
-  (void)cudaGetLastError();
-  throw sdk::PluginError(status == CUDNN_STATUS_ALLOC_FAILED ? ACCEL_STATUS_RESOURCE_EXHAUSTED
-                                                             : ACCEL_STATUS_INTERNAL,
-                         std::string(what) + " failed: " + dnn.cudnnGetErrorString(status));
-}
-
-int as_int(int64_t value) {
-  if (value > std::numeric_limits<int>::max()) {
-    throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED, "conv2d: dimension exceeds cuDNN's int range");
-  }
-  return static_cast<int>(value);
-}
-
-struct TensorDesc {
-  cudnnTensorDescriptor_t desc = nullptr;
-  const CudnnLibrary& dnn;
-  TensorDesc(const CudnnLibrary& library, int64_t n, int64_t h, int64_t w, int64_t c)
-      : dnn(library) {
-    check_cudnn(dnn, dnn.cudnnCreateTensorDescriptor(&desc), "cudnnCreateTensorDescriptor");
-    check_cudnn(dnn,
-                dnn.cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(n),
-                                               as_int(c), as_int(h), as_int(w)),
-                "cudnnSetTensor4dDescriptor");
-  }
-  ~TensorDesc() { (void)dnn.cudnnDestroyTensorDescriptor(desc); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-};
 
 struct FilterDesc {
   cudnnFilterDescriptor_t desc = nullptr;
   const CudnnLibrary& dnn;
   FilterDesc(const CudnnLibrary& library, int64_t out_c, int64_t in_c, int64_t kh, int64_t kw)
       : dnn(library) {
+    const int o = cudnn_int(out_c, "conv2d"), c = cudnn_int(in_c, "conv2d");
+    const int h = cudnn_int(kh, "conv2d"), w = cudnn_int(kw, "conv2d");
     check_cudnn(dnn, dnn.cudnnCreateFilterDescriptor(&desc), "cudnnCreateFilterDescriptor");
-    check_cudnn(dnn,
-                dnn.cudnnSetFilter4dDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
-                                               as_int(out_c), as_int(in_c), as_int(kh), as_int(kw)),
-                "cudnnSetFilter4dDescriptor");
+    const cudnnStatus_t status =
+        dnn.cudnnSetFilter4dDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, o, c, h, w);
+    if (status != CUDNN_STATUS_SUCCESS) {  // the destructor does not run for a throwing constructor
+      (void)dnn.cudnnDestroyFilterDescriptor(desc);
+      check_cudnn(dnn, status, "cudnnSetFilter4dDescriptor");
+    }
   }
   ~FilterDesc() { (void)dnn.cudnnDestroyFilterDescriptor(desc); }
   FilterDesc(const FilterDesc&) = delete;
@@ -73,11 +45,13 @@ struct ConvDesc {
       : dnn(library) {
     check_cudnn(dnn, dnn.cudnnCreateConvolutionDescriptor(&desc),
                 "cudnnCreateConvolutionDescriptor");
-    check_cudnn(dnn,
-                dnn.cudnnSetConvolution2dDescriptor(desc, pad_h, pad_w, stride_h, stride_w, dil_h,
-                                                    dil_w, CUDNN_CROSS_CORRELATION,
-                                                    CUDNN_DATA_FLOAT),
-                "cudnnSetConvolution2dDescriptor");
+    const cudnnStatus_t status = dnn.cudnnSetConvolution2dDescriptor(
+        desc, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, CUDNN_CROSS_CORRELATION,
+        CUDNN_DATA_FLOAT);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      (void)dnn.cudnnDestroyConvolutionDescriptor(desc);
+      check_cudnn(dnn, status, "cudnnSetConvolution2dDescriptor");
+    }
   }
   ~ConvDesc() { (void)dnn.cudnnDestroyConvolutionDescriptor(desc); }
   ConvDesc(const ConvDesc&) = delete;
@@ -210,8 +184,8 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
                  "conv2d input padding");
   }
 
-  TensorDesc x_desc(dnn, n, conv_h, conv_w, c);
-  TensorDesc y_desc(dnn, n, y.shape[1], y.shape[2], o);
+  const auto x_desc = TensorDescriptor::nhwc_f32(dnn, n, conv_h, conv_w, c, "conv2d");
+  const auto y_desc = TensorDescriptor::nhwc_f32(dnn, n, y.shape[1], y.shape[2], o, "conv2d");
   FilterDesc w_desc(dnn, o, c, kh, kw);
   ConvDesc conv(dnn, pad_h, pad_w, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w);
   const ConvKey key{static_cast<int64_t>(kind), n, conv_h, conv_w, c, o, kh, kw, pad_h, pad_w,
@@ -224,36 +198,36 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         device, dnn, key, conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
         [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionForwardAlgorithm_v7(
-              handle, x_desc.desc, w_desc.desc, conv.desc, y_desc.desc, count, returned, perf);
+              handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), count, returned, perf);
         },
         [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionForwardWorkspaceSize(
-              handle, x_desc.desc, w_desc.desc, conv.desc, y_desc.desc, algo, bytes);
+              handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), algo, bytes);
         });
     Scratch workspace(allocator, choice.workspace_bytes);
     check_cudnn(dnn,
                 dnn.cudnnConvolutionForward(
-                    handle, &alpha, x_desc.desc, conv_x, w_desc.desc, krsc.get(), conv.desc,
+                    handle, &alpha, x_desc.get(), conv_x, w_desc.desc, krsc.get(), conv.desc,
                     static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), workspace.get(),
-                    choice.workspace_bytes, &beta, y_desc.desc, y.data),
+                    choice.workspace_bytes, &beta, y_desc.get(), y.data),
                 "cudnnConvolutionForward");
   } else if (kind == Kind::kBackwardData) {
     const ConvChoice choice = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
         device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
         [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              handle, w_desc.desc, y_desc.desc, conv.desc, x_desc.desc, count, returned, perf);
+              handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), count, returned, perf);
         },
         [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardDataWorkspaceSize(
-              handle, w_desc.desc, y_desc.desc, conv.desc, x_desc.desc, algo, bytes);
+              handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), algo, bytes);
         });
     Scratch workspace(allocator, choice.workspace_bytes);
     check_cudnn(dnn,
                 dnn.cudnnConvolutionBackwardData(
-                    handle, &alpha, w_desc.desc, krsc.get(), y_desc.desc, y.data, conv.desc,
+                    handle, &alpha, w_desc.desc, krsc.get(), y_desc.get(), y.data, conv.desc,
                     static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm), workspace.get(),
-                    choice.workspace_bytes, &beta, x_desc.desc, conv_x),
+                    choice.workspace_bytes, &beta, x_desc.get(), conv_x),
                 "cudnnConvolutionBackwardData");
     if (!symmetric) {  // crop the padded input gradient into dx
       StridedCopyPlan plan;
@@ -276,16 +250,16 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
         [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              handle, x_desc.desc, y_desc.desc, conv.desc, w_desc.desc, count, returned, perf);
+              handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, count, returned, perf);
         },
         [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardFilterWorkspaceSize(
-              handle, x_desc.desc, y_desc.desc, conv.desc, w_desc.desc, algo, bytes);
+              handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, algo, bytes);
         });
     Scratch workspace(allocator, choice.workspace_bytes);
     check_cudnn(dnn,
                 dnn.cudnnConvolutionBackwardFilter(
-                    handle, &alpha, x_desc.desc, conv_x, y_desc.desc, y.data, conv.desc,
+                    handle, &alpha, x_desc.get(), conv_x, y_desc.get(), y.data, conv.desc,
                     static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm),
                     workspace.get(), choice.workspace_bytes, &beta, w_desc.desc, krsc.get()),
                 "cudnnConvolutionBackwardFilter");

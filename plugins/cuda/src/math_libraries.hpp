@@ -1,11 +1,11 @@
 // cuBLAS, cuDNN and NCCL, loaded on first use. The plugin does not link them:
 // dlopen'ing libcublas (+ libcublasLt) alone takes ~50 ms, more than the whole
 // `accel devices` budget, and device listing never needs them. The first op
-// that needs one (MATMUL: cuBLAS; CONV2D*: cuDNN; the first collective: NCCL)
-// loads it with dlopen (found
-// through the plugin's RUNPATH) and resolves the entry points the plugin uses
-// into a table, once per process. The tables take their types from the real
-// headers (decltype), so a signature cannot drift from the library's.
+// that needs one (MATMUL: cuBLAS; CONV2D*, pooling, softmax: cuDNN; the first
+// collective: NCCL) loads it with dlopen (found through the plugin's RUNPATH)
+// and resolves the entry points the plugin uses into a table, once per
+// process. The tables take their types from the real headers (decltype), so a
+// signature cannot drift from the library's.
 // The libraries are never unloaded (like the plugin itself).
 #pragma once
 
@@ -56,7 +56,13 @@ namespace accel::cuda {
   X(cudnnConvolutionBackwardData)                    \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)   \
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize)  \
-  X(cudnnConvolutionBackwardFilter)
+  X(cudnnConvolutionBackwardFilter)                 \
+  X(cudnnCreatePoolingDescriptor)                    \
+  X(cudnnSetPooling2dDescriptor)                     \
+  X(cudnnDestroyPoolingDescriptor)                   \
+  X(cudnnPoolingForward)                             \
+  X(cudnnPoolingBackward)                            \
+  X(cudnnSoftmaxForward)
 
 #define ACCEL_NCCL_FUNCTIONS(X, XO) \
   X(ncclGetVersion)                 \

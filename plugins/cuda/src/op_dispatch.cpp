@@ -75,21 +75,7 @@ View view_of(const AccelTensor& tensor, const char* role) {
   return view;
 }
 
-namespace {
-
-// --------------------------------------------------------------- op classes
-
-bool is_float(AccelDType t) {
-  return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_BF16 || t == ACCEL_DTYPE_F16;
-}
-bool is_int(AccelDType t) { return t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64; }
-bool is_known(AccelDType t) { return sdk::dtype_size(t) != 0; }
-
-bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
-bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
-bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
-
-// ------------------------------------------------------------------ helpers
+// ------------------------------------------------------- shared checks
 
 void expect_counts(const AccelOpCall& call, int32_t inputs, int32_t outputs, const char* name) {
   if (call.num_inputs != inputs || call.num_outputs != outputs ||
@@ -120,6 +106,20 @@ void expect_dtype(const View& v, AccelDType dtype, const char* name) {
             sdk::dtype_name(dtype));
   }
 }
+
+namespace {
+
+// --------------------------------------------------------------- op classes
+
+bool is_float(AccelDType t) {
+  return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_BF16 || t == ACCEL_DTYPE_F16;
+}
+bool is_int(AccelDType t) { return t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64; }
+bool is_known(AccelDType t) { return sdk::dtype_size(t) != 0; }
+
+bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
+bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
+bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
 
 float to_float_saturating(double value) {
   if (std::isnan(value)) return std::numeric_limits<float>::quiet_NaN();
@@ -304,17 +304,6 @@ void run_argmax(AccelDevice& device, const AccelOpCall& call) {
   check_launch(launch_argmax(x.dtype, x.data, static_cast<int64_t*>(y.data), outer, x.shape[axis],
                              inner, device.stream),
                "argmax");
-}
-
-void run_softmax(AccelDevice& device, const AccelOpCall& call) {
-  expect_counts(call, 1, 1, "softmax");
-  View x = view_of(call.inputs[0], "x"), y = view_of(call.outputs[0], "y");
-  if (!same_shape(x, y) || x.dtype != y.dtype || x.rank < 1) invalid("softmax: output must match the input");
-  const int64_t cols = x.shape[x.rank - 1];
-  if (cols == 0) return;
-  check_launch(launch_softmax(x.dtype, x.data, y.data, x.count / cols, cols,
-                              call.op == ACCEL_OP_LOG_SOFTMAX, device.stream),
-               "softmax");
 }
 
 void run_sparse_xent(AccelDevice& device, const AccelOpCall& call) {
@@ -581,68 +570,6 @@ void run_rmsprop(AccelDevice& device, const AccelOpCall& call) {
                                      static_cast<float>(attributes.epsilon),
                                      attributes.centered != 0, device.stream),
                "rmsprop_update");
-}
-
-PoolGeometry pool_geometry(const AccelPoolAttributes& a, const View& x, const View& y) {
-  if (x.rank != 4 || y.rank != 4 || x.shape[0] != y.shape[0] || x.shape[3] != y.shape[3]) {
-    invalid("pool: expected NHWC input and output");
-  }
-  if (a.window_h < 1 || a.window_w < 1 || a.stride_h < 1 || a.stride_w < 1 || a.pad_top < 0 ||
-      a.pad_bottom < 0 || a.pad_left < 0 || a.pad_right < 0) {
-    invalid("pool: window and strides must be positive, pads non-negative");
-  }
-  PoolGeometry g;
-  g.n = x.shape[0];
-  g.h = x.shape[1];
-  g.w = x.shape[2];
-  g.c = x.shape[3];
-  g.out_h = y.shape[1];
-  g.out_w = y.shape[2];
-  g.window_h = a.window_h;
-  g.window_w = a.window_w;
-  g.stride_h = a.stride_h;
-  g.stride_w = a.stride_w;
-  g.pad_top = a.pad_top;
-  g.pad_left = a.pad_left;
-  const int64_t expect_h = (g.h + a.pad_top + a.pad_bottom - g.window_h) / g.stride_h + 1;
-  const int64_t expect_w = (g.w + a.pad_left + a.pad_right - g.window_w) / g.stride_w + 1;
-  if (g.out_h != std::max<int64_t>(expect_h, 0) || g.out_w != std::max<int64_t>(expect_w, 0)) {
-    invalid("pool: output " + shape_text(y) + " does not match input " + shape_text(x) +
-            " with this window, stride and padding");
-  }
-  return g;
-}
-
-void run_pool(AccelDevice& device, const AccelOpCall& call) {
-  const auto& attributes = sdk::attributes_of<AccelPoolAttributes>(call);
-  const bool max_pool = call.op == ACCEL_OP_MAX_POOL || call.op == ACCEL_OP_MAX_POOL_BACKWARD;
-  if (call.op == ACCEL_OP_MAX_POOL || call.op == ACCEL_OP_AVG_POOL) {
-    expect_counts(call, 1, 1, "pool");
-    View x = view_of(call.inputs[0], "x"), y = view_of(call.outputs[0], "y");
-    expect_dtype(y, x.dtype, "pool output");
-    check_launch(launch_pool_forward(max_pool, x.dtype, x.data, y.data,
-                                     pool_geometry(attributes, x, y), device.stream),
-                 "pool");
-    return;
-  }
-  if (max_pool) {
-    expect_counts(call, 2, 1, "max_pool_backward");
-    View x = view_of(call.inputs[0], "x"), dy = view_of(call.inputs[1], "dy");
-    View dx = view_of(call.outputs[0], "dx");
-    if (!same_shape(x, dx) || x.dtype != dy.dtype || dx.dtype != x.dtype) {
-      invalid("max_pool_backward: dx must match x");
-    }
-    check_launch(launch_pool_backward(true, x.dtype, x.data, dy.data, dx.data,
-                                      pool_geometry(attributes, x, dy), device.stream),
-                 "max_pool_backward");
-  } else {
-    expect_counts(call, 1, 1, "avg_pool_backward");
-    View dy = view_of(call.inputs[0], "dy"), dx = view_of(call.outputs[0], "dx");
-    expect_dtype(dx, dy.dtype, "avg_pool_backward output");
-    check_launch(launch_pool_backward(false, dy.dtype, nullptr, dy.data, dx.data,
-                                      pool_geometry(attributes, dx, dy), device.stream),
-                 "avg_pool_backward");
-  }
 }
 
 }  // namespace

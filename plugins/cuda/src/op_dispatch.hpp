@@ -29,8 +29,14 @@ struct View {
 
 View view_of(const AccelTensor& tensor, const char* role);
 
+// Checks shared by the op handlers; each throws PluginError(INVALID_ARGUMENT)
+// naming `name` and what was expected.
 [[noreturn]] void invalid(const std::string& message);
 void check_launch(cudaError_t error, const char* what);
+void expect_counts(const AccelOpCall& call, int32_t inputs, int32_t outputs, const char* name);
+void expect_dtype(const View& v, AccelDType dtype, const char* name);
+bool same_shape(const View& a, const View& b);
+std::string shape_text(const View& v);
 
 int32_t supports(const AccelDevice& device, AccelOp op, AccelDType dtype);
 OpCost execute_op(AccelDevice& device, const AccelOpCall& call);
@@ -39,5 +45,9 @@ OpCost execute_op(AccelDevice& device, const AccelOpCall& call);
 OpCost run_matmul(AccelDevice& device, const AccelOpCall& call);
 // conv_cudnn.cpp (CONV2D, CONV2D_BACKWARD_INPUT, CONV2D_BACKWARD_FILTER)
 OpCost run_conv(AccelDevice& device, const AccelOpCall& call);
+// pooling.cpp (MAX_POOL, AVG_POOL and their gradients)
+void run_pool(AccelDevice& device, const AccelOpCall& call);
+// softmax.cpp (SOFTMAX, LOG_SOFTMAX)
+void run_softmax(AccelDevice& device, const AccelOpCall& call);
 
 }  // namespace accel::cuda
