@@ -70,20 +70,21 @@ template <typename I> __device__ __forceinline__ I wrap_mul(I a, I b) {
   return static_cast<I>(static_cast<U>(a) * static_cast<U>(b));
 }
 
-// Floating max/min that propagate NaN from either side.
+// Max/min as the CPU plugin's (TensorFlow's): NaN from either side wins, and
+// of two equal values (+0 and -0) the first is kept.
 template <typename C> __device__ __forceinline__ C nan_max(C a, C b) {
   if constexpr (std::is_floating_point_v<C>) {
-    if (a != a) return a;
-    if (b != b) return b;
+    return (a >= b || a != a) ? a : b;
+  } else {
+    return a >= b ? a : b;
   }
-  return a > b ? a : b;
 }
 template <typename C> __device__ __forceinline__ C nan_min(C a, C b) {
   if constexpr (std::is_floating_point_v<C>) {
-    if (a != a) return a;
-    if (b != b) return b;
+    return (a <= b || a != a) ? a : b;
+  } else {
+    return a <= b ? a : b;
   }
-  return a < b ? a : b;
 }
 
 // Calls f(Tag<T>{}) for a float-family dtype; cudaErrorInvalidValue otherwise.

@@ -22,7 +22,7 @@ template <typename C> __device__ __forceinline__ C unary_float(AccelOp op, C x) 
     case ACCEL_OP_SQRT: return sqrtf(x);
     case ACCEL_OP_RSQRT: return 1.0f / sqrtf(x);
     case ACCEL_OP_SQUARE: return x * x;
-    case ACCEL_OP_RELU: return (x > 0.0f || x != x) ? x : 0.0f;
+    case ACCEL_OP_RELU: return x < 0.0f ? 0.0f : x;  // NaN and -0 pass, as on the CPU
     case ACCEL_OP_SIGMOID: return 1.0f / (1.0f + expf(-x));
     case ACCEL_OP_TANH: return tanhf(x);
     case ACCEL_OP_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);  // keeps 0, -0, NaN
@@ -88,7 +88,8 @@ __device__ __forceinline__ float binary_float(AccelOp op, float a, float b) {
     case ACCEL_OP_MAXIMUM: return nan_max(a, b);
     case ACCEL_OP_MINIMUM: return nan_min(a, b);
     case ACCEL_OP_POW: return powf(a, b);
-    case ACCEL_OP_RELU_BACKWARD: return a * (b > 0.0f ? 1.0f : 0.0f);  // dy * (x > 0)
+    // dy where x > 0, else 0 (not dy * 0, which is NaN for an infinite or NaN dy).
+    case ACCEL_OP_RELU_BACKWARD: return b > 0.0f ? a : 0.0f;
     case ACCEL_OP_SIGMOID_BACKWARD: return a * b * (1.0f - b);        // dy * y * (1 - y)
     case ACCEL_OP_TANH_BACKWARD: return a * (1.0f - b * b);           // dy * (1 - y^2)
     default: return 0.0f;
