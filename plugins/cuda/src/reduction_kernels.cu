@@ -187,6 +187,10 @@ __global__ void sparse_xent_kernel(const T* logits, const void* labels, bool lab
 // ------------------------------------------------------------- pooling
 
 // The first maximum of window (oh, ow) in scan order; false when it is empty.
+// Scanned as the CPU reference scans: from -inf, a cell wins only when
+// strictly greater, so NaNs are skipped (a NaN first cell must not win and
+// block every later value), and a window of only NaN / -inf cells gives -inf
+// with its first cell as the position.
 template <typename T>
 __device__ bool window_argmax(const T* x, const PoolGeometry& g, int64_t n, int64_t oh,
                               int64_t ow, int64_t c, int64_t* best_h, int64_t* best_w,
@@ -202,10 +206,10 @@ __device__ bool window_argmax(const T* x, const PoolGeometry& g, int64_t n, int6
       float v = load(x, ((n * g.h + h) * g.w + w) * g.c + c);
       if (!any || v > best) {
         any = true;
-        best = v;
         *best_h = h;
         *best_w = w;
       }
+      if (v > best) best = v;
     }
   }
   *best_value = best;
@@ -243,8 +247,9 @@ __global__ void pool_forward_kernel(bool max_pool, const T* x, T* y, PoolGeometr
           sum += load(x, ((n * g.h + h) * g.w + w) * g.c + c);
         }
       }
+      // Times the reciprocal, as the CPU reference scales (bit-identical sums).
       int64_t valid = window_count(g, oh, ow);
-      store(y, i, valid > 0 ? sum / static_cast<float>(valid) : 0.0f);
+      store(y, i, valid > 0 ? sum * (1.0f / static_cast<float>(valid)) : 0.0f);
     }
   }
 }
@@ -280,7 +285,7 @@ __global__ void pool_backward_kernel(bool max_pool, const T* x, const T* dy, T* 
           }
         } else {
           int64_t valid = window_count(g, oh, ow);
-          if (valid > 0) sum += grad / static_cast<float>(valid);
+          if (valid > 0) sum += grad * (1.0f / static_cast<float>(valid));
         }
       }
     }
