@@ -49,7 +49,14 @@ template <typename T>
 __device__ __forceinline__ void reduce_write(AccelOp op, T* y, int64_t o, Accumulator<T> acc,
                                              int64_t reduced_count) {
   if constexpr (std::is_integral_v<Accumulator<T>>) {
-    y[o] = static_cast<T>(acc);  // modular narrowing (defined since C++20)
+    const T sum = static_cast<T>(acc);  // modular narrowing (defined since C++20)
+    if (op == ACCEL_OP_REDUCE_MEAN) {
+      // As the CPU reference: the wrapped sum of T divided (toward zero) in
+      // int64, 0 for an empty reduction. Not the plain sum, were it reached.
+      y[o] = reduced_count == 0 ? T{0} : static_cast<T>(static_cast<int64_t>(sum) / reduced_count);
+    } else {
+      y[o] = sum;
+    }
   } else {
     double value = acc;
     if (op == ACCEL_OP_REDUCE_MEAN) value /= static_cast<double>(reduced_count);
