@@ -279,6 +279,12 @@ std::vector<OpCase> all_cases() {
                    [](const std::vector<Tensor>& in) {
                      ops::rmsprop_update(in[0], in[1], in[2], in[3], in[4], 1e-3, 0.9, 0.5, 1e-7, true);
                      return std::vector<Tensor>{in[0], in[1], in[2], in[3]}; }, Tolerance::kTranscendental, {}});
+  // Keras's default RMSprop (no momentum, not centered) divides by sqrt(ms) + epsilon; a large
+  // epsilon makes that placement visible.
+  cases.push_back({"RmspropPlain", {{variable}, {variable, DType::kFloat32, 0, 0.01}, {variable}, {variable}, {variable}},
+                   [](const std::vector<Tensor>& in) {
+                     ops::rmsprop_update(in[0], in[1], in[2], in[3], in[4], 1e-3, 0.9, 0.0, 1e-2, false);
+                     return std::vector<Tensor>{in[0], in[1]}; }, Tolerance::kTranscendental, {}});
   return cases;
 }
 
