@@ -127,6 +127,13 @@ std::vector<OpCase> all_cases() {
                      },
                      Tolerance::kExact, {}});
   }
+  // Out-of-range float to uint8 saturates (TensorFlow's CPU cast), it does not wrap.
+  cases.push_back({"CastToUint8Saturates", {{shape_of({64}), DType::kFloat32, -400, 400}},
+                   [](const std::vector<Tensor>& in) {
+                     return std::vector<Tensor>{ops::cast(in[0], DType::kUInt8),
+                                                ops::cast(ops::cast(in[0], DType::kBool), DType::kFloat32)};
+                   },
+                   Tolerance::kExact, {}});
   // Broadcasting.
   cases.push_back({"AddBroadcastRow", {{shape_of({4, 5})}, {shape_of({5})}}, binary(ops::add), Tolerance::kElementwise, {}});
   cases.push_back({"MulBroadcastBoth", {{shape_of({3, 1, 5})}, {shape_of({1, 4, 1})}}, binary(ops::mul), Tolerance::kElementwise, {}});
