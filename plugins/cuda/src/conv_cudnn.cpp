@@ -1,9 +1,9 @@
 // CONV2D forward and backward through cuDNN's convolution API (cuDNN 9,
 // libcudnn_cnn): NHWC activations, the HWIO filter transposed to cuDNN's
 // KRSC (OHWI) layout in scratch memory, explicit pads (asymmetric ones by
-// padding / cropping around a pad-0 convolution). The algorithm comes from
-// cuDNN's heuristics (*_v7) once per shape and is cached on the device;
-// workspaces come from the plugin allocator. fp32 only; exact fp32
+// padding / cropping around a pad-0 convolution). The algorithm is the first
+// of cuDNN's heuristic candidates (*_v7) that runs, once per shape, cached on
+// the device; workspaces come from the plugin allocator. fp32 only; exact fp32
 // (CUDNN_FMA_MATH) unless the device allows TF32. cuDNN is called through the
 // table loaded on first use (math_libraries.hpp).
 #include "cuda_check.hpp"
@@ -22,6 +22,7 @@ struct FilterDesc {
   const CudnnLibrary& dnn;
   FilterDesc(const CudnnLibrary& library, int64_t out_c, int64_t in_c, int64_t kh, int64_t kw)
       : dnn(library) {
+    check_cudnn_dimensions(out_c, in_c, kh, kw, "conv2d");
     const int o = cudnn_int(out_c, "conv2d"), c = cudnn_int(in_c, "conv2d");
     const int h = cudnn_int(kh, "conv2d"), w = cudnn_int(kw, "conv2d");
     check_cudnn(dnn, dnn.cudnnCreateFilterDescriptor(&desc), "cudnnCreateFilterDescriptor");
@@ -81,14 +82,42 @@ void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* sh
 
 enum class Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
-// Chooses (and caches) the first heuristic algorithm that runs in the wanted math mode.
-template <typename Perf, typename GetAlgorithms, typename GetWorkspace>
-ConvChoice choose(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& key,
-                  cudnnConvolutionDescriptor_t conv, int max_count, GetAlgorithms get_algorithms, GetWorkspace get_workspace) {
+// Whether the device may run `math`: exact fp32 needs CUDNN_FMA_MATH; TF32
+// also allows the tensor-op kernels. CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+// never: for fp32 data it lets cuDNN convert the operands to fp16, far less
+// precise than TF32.
+bool math_allowed(const AccelDevice& device, cudnnMathType_t math) {
+  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+  return device.allow_tf32 || math != CUDNN_TENSOR_OP_MATH;
+}
+
+// Runs the convolution with cuDNN's algorithm for this shape: the cached one,
+// else the first of the heuristics' (*_v7) candidates in an allowed math mode
+// that runs. As in PyTorch, a candidate whose workspace cannot be allocated or
+// whose call fails (some heuristic picks report CUDNN_STATUS_NOT_SUPPORTED only
+// when called) gives way to the next; the first that runs is cached. Every
+// candidate writes the whole output (beta 0), so a failed one leaves nothing
+// behind. `run(algorithm, workspace, bytes)` queues the cuDNN call.
+template <typename Perf, typename Algorithm, typename GetAlgorithms, typename GetWorkspace, typename Run>
+void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& key,
+                        cudnnConvolutionDescriptor_t conv, int max_count, const char* what,
+                        GetAlgorithms get_algorithms, GetWorkspace get_workspace, Run run) {
+  CachingAllocator& allocator = *device.allocator;
   if (auto it = device.conv_choices.find(key); it != device.conv_choices.end()) {
-    check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, it->second.math_type),
+    const ConvChoice choice = it->second;
+    check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, choice.math_type),
                 "cudnnSetConvolutionMathType");
-    return it->second;
+    try {
+      Scratch workspace(allocator, choice.workspace_bytes);
+      check_cudnn(dnn, run(static_cast<Algorithm>(choice.algorithm), workspace.get(), choice.workspace_bytes),
+                  what);
+      return;
+    } catch (const sdk::PluginError& error) {
+      // Memory is shorter than when the choice was made: look for an
+      // algorithm with a smaller workspace.
+      if (error.code() != ACCEL_STATUS_RESOURCE_EXHAUSTED) throw;
+      device.conv_choices.erase(key);
+    }
   }
   const cudnnMathType_t wanted = device.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, wanted), "cudnnSetConvolutionMathType");
@@ -96,18 +125,36 @@ ConvChoice choose(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& k
   int returned = 0;
   check_cudnn(dnn, get_algorithms(max_count < 16 ? max_count : 16, &returned, perf),
               "cuDNN algorithm heuristics");
+  cudnnStatus_t first_failure = CUDNN_STATUS_SUCCESS;
+  std::string first_exhausted;  // the allocator's message when a workspace did not fit
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    const bool tensor_op = perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
-                           perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (tensor_op && !device.allow_tf32) continue;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || !math_allowed(device, perf[i].mathType)) continue;
+    // With TF32 the algorithm runs in the math type the heuristics paired it
+    // with; exact fp32 runs FMA-only kernels.
     const cudnnMathType_t math = device.allow_tf32 ? perf[i].mathType : CUDNN_FMA_MATH;
     if (dnn.cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
-    size_t workspace = 0;
-    if (get_workspace(perf[i].algo, &workspace) != CUDNN_STATUS_SUCCESS) continue;
-    ConvChoice choice{static_cast<int>(perf[i].algo), math, workspace};
-    device.conv_choices[key] = choice;
-    return choice;
+    size_t workspace_bytes = 0;
+    if (get_workspace(perf[i].algo, &workspace_bytes) != CUDNN_STATUS_SUCCESS) continue;
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    try {
+      Scratch workspace(allocator, workspace_bytes);
+      status = run(perf[i].algo, workspace.get(), workspace_bytes);
+    } catch (const sdk::PluginError& error) {
+      if (error.code() != ACCEL_STATUS_RESOURCE_EXHAUSTED) throw;
+      if (first_exhausted.empty()) first_exhausted = error.what();
+      continue;
+    }
+    if (status == CUDNN_STATUS_SUCCESS) {
+      device.conv_choices[key] = ConvChoice{static_cast<int>(perf[i].algo), math, workspace_bytes};
+      return;
+    }
+    (void)cudaGetLastError();  // a failed launch inside cuDNN must not fail the next candidate
+    if (first_failure == CUDNN_STATUS_SUCCESS) first_failure = status;
+  }
+  if (first_failure != CUDNN_STATUS_SUCCESS) check_cudnn(dnn, first_failure, what);
+  if (!first_exhausted.empty()) {
+    throw sdk::PluginError(ACCEL_STATUS_RESOURCE_EXHAUSTED,
+                           std::string(what) + ": no cuDNN algorithm's workspace fits: " + first_exhausted);
   }
   throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED, "conv2d: cuDNN offers no algorithm for this shape on " +
                                                          device.name);
@@ -194,8 +241,8 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   const float alpha = 1.0f, beta = 0.0f;
 
   if (kind == Kind::kForward) {
-    const ConvChoice choice = choose<cudnnConvolutionFwdAlgoPerf_t>(
-        device, dnn, key, conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+    run_with_algorithm<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
+        device, dnn, key, conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnConvolutionForward",
         [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionForwardAlgorithm_v7(
               handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), count, returned, perf);
@@ -203,17 +250,16 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionForwardWorkspaceSize(
               handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), algo, bytes);
+        },
+        [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t bytes) {
+          return dnn.cudnnConvolutionForward(handle, &alpha, x_desc.get(), conv_x, w_desc.desc,
+                                             krsc.get(), conv.desc, algo, workspace, bytes, &beta,
+                                             y_desc.get(), y.data);
         });
-    Scratch workspace(allocator, choice.workspace_bytes);
-    check_cudnn(dnn,
-                dnn.cudnnConvolutionForward(
-                    handle, &alpha, x_desc.get(), conv_x, w_desc.desc, krsc.get(), conv.desc,
-                    static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), workspace.get(),
-                    choice.workspace_bytes, &beta, y_desc.get(), y.data),
-                "cudnnConvolutionForward");
   } else if (kind == Kind::kBackwardData) {
-    const ConvChoice choice = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+    run_with_algorithm<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
         device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+        "cudnnConvolutionBackwardData",
         [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
               handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), count, returned, perf);
@@ -221,14 +267,12 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardDataWorkspaceSize(
               handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), algo, bytes);
+        },
+        [&](cudnnConvolutionBwdDataAlgo_t algo, void* workspace, size_t bytes) {
+          return dnn.cudnnConvolutionBackwardData(handle, &alpha, w_desc.desc, krsc.get(),
+                                                  y_desc.get(), y.data, conv.desc, algo, workspace,
+                                                  bytes, &beta, x_desc.get(), conv_x);
         });
-    Scratch workspace(allocator, choice.workspace_bytes);
-    check_cudnn(dnn,
-                dnn.cudnnConvolutionBackwardData(
-                    handle, &alpha, w_desc.desc, krsc.get(), y_desc.get(), y.data, conv.desc,
-                    static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm), workspace.get(),
-                    choice.workspace_bytes, &beta, x_desc.get(), conv_x),
-                "cudnnConvolutionBackwardData");
     if (!symmetric) {  // crop the padded input gradient into dx
       StridedCopyPlan plan;
       plan.rank = 4;
@@ -246,8 +290,9 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
                    "conv2d input-gradient crop");
     }
   } else {
-    const ConvChoice choice = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+    run_with_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
         device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+        "cudnnConvolutionBackwardFilter",
         [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
               handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, count, returned, perf);
@@ -255,14 +300,13 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardFilterWorkspaceSize(
               handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, algo, bytes);
+        },
+        [&](cudnnConvolutionBwdFilterAlgo_t algo, void* workspace, size_t bytes) {
+          return dnn.cudnnConvolutionBackwardFilter(handle, &alpha, x_desc.get(), conv_x,
+                                                    y_desc.get(), y.data, conv.desc, algo,
+                                                    workspace, bytes, &beta, w_desc.desc,
+                                                    krsc.get());
         });
-    Scratch workspace(allocator, choice.workspace_bytes);
-    check_cudnn(dnn,
-                dnn.cudnnConvolutionBackwardFilter(
-                    handle, &alpha, x_desc.get(), conv_x, y_desc.get(), y.data, conv.desc,
-                    static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm),
-                    workspace.get(), choice.workspace_bytes, &beta, w_desc.desc, krsc.get()),
-                "cudnnConvolutionBackwardFilter");
     const int64_t ohwi_shape[4] = {o, kh, kw, c};
     const int ohwi_to_hwio[4] = {1, 2, 3, 0};
     permute4(device, krsc.get(), filter.data, ohwi_shape, ohwi_to_hwio);
