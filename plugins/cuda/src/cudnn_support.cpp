@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -31,10 +32,25 @@ int cudnn_int(int64_t value, const char* op) {
   return static_cast<int>(value);
 }
 
+void check_cudnn_dimensions(int64_t n, int64_t c, int64_t h, int64_t w, const char* op) {
+  int64_t elements = 1;
+  for (const int64_t dimension : {n, c, h, w}) {
+    (void)cudnn_int(dimension, op);
+    elements *= dimension;  // both factors fit int here, so the product fits int64_t
+    if (!fits_cudnn_int(elements)) {
+      throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED,
+                             std::string(op) + ": " + std::to_string(n) + "x" + std::to_string(c) +
+                                 "x" + std::to_string(h) + "x" + std::to_string(w) +
+                                 " has more elements than cuDNN's int range");
+    }
+  }
+}
+
 TensorDescriptor::TensorDescriptor(const CudnnLibrary& dnn, cudnnTensorFormat_t format,
                                    cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
                                    int64_t w, const char* op)
     : dnn_(dnn) {
+  check_cudnn_dimensions(n, c, h, w, op);
   const int n_int = cudnn_int(n, op), c_int = cudnn_int(c, op);
   const int h_int = cudnn_int(h, op), w_int = cudnn_int(w, op);
   check_cudnn(dnn_, dnn_.cudnnCreateTensorDescriptor(&descriptor_), "cudnnCreateTensorDescriptor");

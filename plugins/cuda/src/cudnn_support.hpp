@@ -23,6 +23,12 @@ bool fits_cudnn_int(int64_t value);
 // `value` as an int, or PluginError(UNIMPLEMENTED) naming the op.
 int cudnn_int(int64_t value, const char* op);
 
+// PluginError(UNIMPLEMENTED) naming the op unless a 4-d tensor of these
+// dimensions fits cuDNN's legacy descriptors: each dimension and the element
+// count within int (cudnnSetTensor4dDescriptor refuses more than 2^31 - 1
+// elements with CUDNN_STATUS_NOT_SUPPORTED, which would read as INTERNAL).
+void check_cudnn_dimensions(int64_t n, int64_t c, int64_t h, int64_t w, const char* op);
+
 // An owned 4-d tensor descriptor.
 class TensorDescriptor {
  public:
