@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -206,6 +207,11 @@ AccelStatus* all_reduce(AccelNcclCommunicator* const* communicators, int32_t cou
     }
     const ncclDataType_t type = nccl_type(dtype);
     const ncclRedOp_t op = nccl_op(reduction);
+    if (element_count > std::numeric_limits<uint64_t>::max() / sdk::dtype_size(dtype)) {
+      // The byte count would wrap and pass the bounds checks below.
+      throw sdk::PluginError(ACCEL_STATUS_OUT_OF_RANGE, "NCCL all-reduce: " + std::to_string(element_count) +
+                                                            " elements do not fit any buffer");
+    }
     const uint64_t bytes = element_count * sdk::dtype_size(dtype);
     std::vector<AccelDevice*> devices;
     for (int32_t i = 0; i < count; ++i) {
