@@ -229,10 +229,14 @@ AccelStatus* all_reduce(AccelNcclCommunicator* const* communicators, int32_t cou
     if (element_count == 0) return;
     const NcclLibrary& nccl = nccl_library(plugin_host());
     DeviceLocks locks(devices);
+    // Nothing but NCCL calls inside the group: NCCL cancels the whole group
+    // when one of its own calls fails, but a non-NCCL failure thrown between
+    // them would make the group's end launch the ranks queued so far, which
+    // would wait forever for the others. NCCL makes each communicator's device
+    // current itself (NCCL's single-thread, multi-device example sets none).
     NcclGroup group(nccl);
     for (int32_t i = 0; i < count; ++i) {
       AccelNcclCommunicator& rank = *communicators[i];
-      check_cuda(cudaSetDevice(rank.device->ordinal), "cudaSetDevice");
       void* data = static_cast<char*>(buffers[i]->pointer) + byte_offsets[i];
       check_nccl(nccl, nccl.ncclAllReduce(data, data, element_count, type, op, rank.comm, rank.device->stream),
                  "ncclAllReduce on " + rank.device->name, rank.comm);
