@@ -530,15 +530,21 @@ TEST_F(CudaGpuTest, PoolingMatchesTheHostKernels) {
     std::vector<float> x(static_cast<size_t>(n * g.h * g.w * c));
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
     std::vector<float> dy = ramp(static_cast<size_t>(n * oh * ow * c), 0.125f);
-    for (const std::vector<float>& input : {x, std::vector<float>(x.size(), 0.0f)}) {
-      SCOPED_TRACE(input[1] == 0.0f ? "all ties" : "distinct");
+    // Distinct values; all ties (relu's zeros); all -inf (the max must stay -inf, as on the CPU).
+    const std::vector<float> zeros(x.size(), 0.0f), minus_infinity(x.size(), -INFINITY);
+    for (const std::vector<float>& input : {x, zeros, minus_infinity}) {
+      SCOPED_TRACE(input[1] == 0.0f ? "all ties" : std::isinf(input[1]) ? "all -inf" : "distinct");
       AccelTensor tx = upload(input, x_shape), tdy = upload(dy, y_shape);
       for (AccelOp op : {ACCEL_OP_MAX_POOL, ACCEL_OP_AVG_POOL}) {
         AccelTensor ty = tensor(ACCEL_DTYPE_F32, y_shape, sizeof(float));
         ASSERT_EQ(run(op, {tx}, {ty}, &a), "");
         const std::vector<float> want = on_host(op, {input}, {x_shape}, y_shape, &a);
         const std::vector<float> got = download(ty, want.size());
-        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6) << op << " at " << i;
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (got[i] != want[i]) {  // equal infinities are a match; ASSERT_NEAR would see inf - inf
+            ASSERT_NEAR(got[i], want[i], 1e-6) << op << " at " << i;
+          }
+        }
       }
       AccelTensor tdx = tensor(ACCEL_DTYPE_F32, x_shape, sizeof(float));
       ASSERT_EQ(run(ACCEL_OP_MAX_POOL_BACKWARD, {tx, tdy}, {tdx}, &a), "");

@@ -161,7 +161,11 @@ AccelStatus* communicators_create(AccelPluginContext* context, AccelDevice* cons
       communicator->world_size = world_size;
       made.push_back(std::move(communicator));
     }
-    {
+    // Every device must be settable before the group opens: a throw between the
+    // group's ncclCommInitRank calls would leave the ranks already queued waiting
+    // for the rest.
+    for (auto& communicator : made) check_cuda(cudaSetDevice(communicator->device->ordinal), "cudaSetDevice");
+    try {
       NcclGroup group(nccl);  // several ranks of one thread must join in one group
       for (auto& communicator : made) {
         check_cuda(cudaSetDevice(communicator->device->ordinal), "cudaSetDevice");
@@ -170,14 +174,13 @@ AccelStatus* communicators_create(AccelPluginContext* context, AccelDevice* cons
                    "ncclCommInitRank (rank " + std::to_string(communicator->rank) + " of " +
                        std::to_string(world_size) + " on " + communicator->device->name + ")");
       }
-      try {
-        group.end();
-      } catch (...) {
-        for (auto& communicator : made) {
-          if (communicator->comm != nullptr) (void)nccl.ncclCommAbort(communicator->comm);
-        }
-        throw;
+      group.end();
+    } catch (...) {
+      // The group has ended (NcclGroup's destructor); whatever it created is aborted.
+      for (auto& communicator : made) {
+        if (communicator->comm != nullptr) (void)nccl.ncclCommAbort(communicator->comm);
       }
+      throw;
     }
     for (int32_t i = 0; i < count; ++i) communicators[i] = made[static_cast<size_t>(i)].release();
   });

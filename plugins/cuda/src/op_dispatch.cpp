@@ -271,10 +271,6 @@ void run_reduce(AccelDevice& device, const AccelOpCall& call) {
     }
   }
   if (plan.out_count != y.count) invalid("reduce: output has the wrong number of elements");
-  if (plan.reduced_count == 0 && plan.out_count > 0 &&
-      (call.op == ACCEL_OP_REDUCE_MAX || call.op == ACCEL_OP_REDUCE_MIN) && is_int(x.dtype)) {
-    invalid("reduce max/min over an empty axis");
-  }
   check_launch(launch_reduce(call.op, x.dtype, x.data, y.data, plan, device.stream), "reduce");
 }
 
@@ -612,7 +608,7 @@ int32_t supports(const AccelDevice& /*device*/, AccelOp op, AccelDType dtype) {
     case ACCEL_OP_REDUCE_MAX:
     case ACCEL_OP_REDUCE_MIN:
     case ACCEL_OP_ARGMAX: return f || i;
-    case ACCEL_OP_REDUCE_MEAN: return f;
+    case ACCEL_OP_REDUCE_MEAN: return f || i;  // integers: wrapped sum, division toward zero
     case ACCEL_OP_CAST:
     case ACCEL_OP_FILL:
     case ACCEL_OP_TRANSPOSE:
