@@ -240,6 +240,13 @@ std::vector<OpCase> all_cases() {
     cases.push_back({"Softmax_" + suffix, {{shape, DType::kFloat32, -5, 5}}, [](const std::vector<Tensor>& in) {
                        return std::vector<Tensor>{ops::softmax(in[0]), ops::log_softmax(in[0])}; }, Tolerance::kTranscendental, {}});
   }
+  // Integer reductions; the mean divides toward zero.
+  cases.push_back({"IntReductions", {{shape_of({4, 5}), DType::kInt32, -50, 50}},
+                   [](const std::vector<Tensor>& in) {
+                     return std::vector<Tensor>{ops::reduce_max(in[0], {-1}), ops::reduce_min(in[0], {-1}),
+                                                ops::reduce_mean(in[0], {-1})};
+                   },
+                   Tolerance::kExact, {}});
   cases.push_back({"SparseSoftmaxCrossEntropy", {{shape_of({6, 10}), DType::kFloat32, -4, 4}, {shape_of({6}), DType::kInt32, 0, 10}},
                    [](const std::vector<Tensor>& in) {
                      auto [loss, backprop] = ops::sparse_softmax_cross_entropy(in[0], in[1]);
