@@ -12,52 +12,32 @@
 
 #include <cudnn.h>
 
+#include <array>
 #include <string>
 
 namespace accel::cuda {
 namespace {
 
-struct FilterDesc {
-  cudnnFilterDescriptor_t desc = nullptr;
-  const CudnnLibrary& dnn;
-  FilterDesc(const CudnnLibrary& library, int64_t out_c, int64_t in_c, int64_t kh, int64_t kw)
-      : dnn(library) {
-    check_cudnn_dimensions(out_c, in_c, kh, kw, "conv2d");
-    const int o = cudnn_int(out_c, "conv2d"), c = cudnn_int(in_c, "conv2d");
-    const int h = cudnn_int(kh, "conv2d"), w = cudnn_int(kw, "conv2d");
-    check_cudnn(dnn, dnn.cudnnCreateFilterDescriptor(&desc), "cudnnCreateFilterDescriptor");
-    const cudnnStatus_t status =
-        dnn.cudnnSetFilter4dDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, o, c, h, w);
-    if (status != CUDNN_STATUS_SUCCESS) {  // the destructor does not run for a throwing constructor
-      (void)dnn.cudnnDestroyFilterDescriptor(desc);
-      check_cudnn(dnn, status, "cudnnSetFilter4dDescriptor");
-    }
-  }
-  ~FilterDesc() { (void)dnn.cudnnDestroyFilterDescriptor(desc); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
-};
+// The HWIO filter, transposed to KRSC, as cuDNN's NHWC filter.
+CudnnDescriptor<cudnnFilterDescriptor_t> filter_descriptor(const CudnnLibrary& dnn, int64_t out_c,
+                                                           int64_t in_c, int64_t kh, int64_t kw) {
+  const std::array<int, 4> size = cudnn_dimensions(out_c, in_c, kh, kw, "conv2d");
+  return {dnn, dnn.cudnnCreateFilterDescriptor, dnn.cudnnDestroyFilterDescriptor,
+          "cudnnSetFilter4dDescriptor", [&](cudnnFilterDescriptor_t descriptor) {
+            return dnn.cudnnSetFilter4dDescriptor(descriptor, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
+                                                  size[0], size[1], size[2], size[3]);
+          }};
+}
 
-struct ConvDesc {
-  cudnnConvolutionDescriptor_t desc = nullptr;
-  const CudnnLibrary& dnn;
-  ConvDesc(const CudnnLibrary& library, int pad_h, int pad_w, int stride_h, int stride_w,
-           int dil_h, int dil_w)
-      : dnn(library) {
-    check_cudnn(dnn, dnn.cudnnCreateConvolutionDescriptor(&desc),
-                "cudnnCreateConvolutionDescriptor");
-    const cudnnStatus_t status = dnn.cudnnSetConvolution2dDescriptor(
-        desc, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, CUDNN_CROSS_CORRELATION,
-        CUDNN_DATA_FLOAT);
-    if (status != CUDNN_STATUS_SUCCESS) {
-      (void)dnn.cudnnDestroyConvolutionDescriptor(desc);
-      check_cudnn(dnn, status, "cudnnSetConvolution2dDescriptor");
-    }
-  }
-  ~ConvDesc() { (void)dnn.cudnnDestroyConvolutionDescriptor(desc); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
-};
+CudnnDescriptor<cudnnConvolutionDescriptor_t> convolution_descriptor(
+    const CudnnLibrary& dnn, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w) {
+  return {dnn, dnn.cudnnCreateConvolutionDescriptor, dnn.cudnnDestroyConvolutionDescriptor,
+          "cudnnSetConvolution2dDescriptor", [&](cudnnConvolutionDescriptor_t descriptor) {
+            return dnn.cudnnSetConvolution2dDescriptor(descriptor, pad_h, pad_w, stride_h, stride_w,
+                                                       dil_h, dil_w, CUDNN_CROSS_CORRELATION,
+                                                       CUDNN_DATA_FLOAT);
+          }};
+}
 
 // Permutes a 4-d float tensor of `shape`: out dim d is input dim perm[d].
 void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* shape, const int* perm) {
@@ -231,10 +211,11 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
                  "conv2d input padding");
   }
 
-  const auto x_desc = TensorDescriptor::nhwc_f32(dnn, n, conv_h, conv_w, c, "conv2d");
-  const auto y_desc = TensorDescriptor::nhwc_f32(dnn, n, y.shape[1], y.shape[2], o, "conv2d");
-  FilterDesc w_desc(dnn, o, c, kh, kw);
-  ConvDesc conv(dnn, pad_h, pad_w, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w);
+  const auto x_desc = nhwc_f32_descriptor(dnn, n, conv_h, conv_w, c, "conv2d");
+  const auto y_desc = nhwc_f32_descriptor(dnn, n, y.shape[1], y.shape[2], o, "conv2d");
+  const auto w_desc = filter_descriptor(dnn, o, c, kh, kw);
+  const auto conv = convolution_descriptor(dnn, pad_h, pad_w, a.stride_h, a.stride_w, a.dilation_h,
+                                           a.dilation_w);
   const ConvKey key{static_cast<int64_t>(kind), n, conv_h, conv_w, c, o, kh, kw, pad_h, pad_w,
                     a.stride_h, a.stride_w, a.dilation_h, a.dilation_w, device.allow_tf32 ? 1 : 0,
                     0, 0, 0, 0, 0};
@@ -242,35 +223,35 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
 
   if (kind == Kind::kForward) {
     run_with_algorithm<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-        device, dnn, key, conv.desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnConvolutionForward",
+        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnConvolutionForward",
         [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionForwardAlgorithm_v7(
-              handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), count, returned, perf);
+              handle, x_desc.get(), w_desc.get(), conv.get(), y_desc.get(), count, returned, perf);
         },
         [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionForwardWorkspaceSize(
-              handle, x_desc.get(), w_desc.desc, conv.desc, y_desc.get(), algo, bytes);
+              handle, x_desc.get(), w_desc.get(), conv.get(), y_desc.get(), algo, bytes);
         },
         [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t bytes) {
-          return dnn.cudnnConvolutionForward(handle, &alpha, x_desc.get(), conv_x, w_desc.desc,
-                                             krsc.get(), conv.desc, algo, workspace, bytes, &beta,
+          return dnn.cudnnConvolutionForward(handle, &alpha, x_desc.get(), conv_x, w_desc.get(),
+                                             krsc.get(), conv.get(), algo, workspace, bytes, &beta,
                                              y_desc.get(), y.data);
         });
   } else if (kind == Kind::kBackwardData) {
     run_with_algorithm<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
-        device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
         "cudnnConvolutionBackwardData",
         [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), count, returned, perf);
+              handle, w_desc.get(), y_desc.get(), conv.get(), x_desc.get(), count, returned, perf);
         },
         [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardDataWorkspaceSize(
-              handle, w_desc.desc, y_desc.get(), conv.desc, x_desc.get(), algo, bytes);
+              handle, w_desc.get(), y_desc.get(), conv.get(), x_desc.get(), algo, bytes);
         },
         [&](cudnnConvolutionBwdDataAlgo_t algo, void* workspace, size_t bytes) {
-          return dnn.cudnnConvolutionBackwardData(handle, &alpha, w_desc.desc, krsc.get(),
-                                                  y_desc.get(), y.data, conv.desc, algo, workspace,
+          return dnn.cudnnConvolutionBackwardData(handle, &alpha, w_desc.get(), krsc.get(),
+                                                  y_desc.get(), y.data, conv.get(), algo, workspace,
                                                   bytes, &beta, x_desc.get(), conv_x);
         });
     if (!symmetric) {  // crop the padded input gradient into dx
@@ -291,20 +272,20 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
     }
   } else {
     run_with_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
-        device, dnn, key, conv.desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
         "cudnnConvolutionBackwardFilter",
         [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, count, returned, perf);
+              handle, x_desc.get(), y_desc.get(), conv.get(), w_desc.get(), count, returned, perf);
         },
         [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardFilterWorkspaceSize(
-              handle, x_desc.get(), y_desc.get(), conv.desc, w_desc.desc, algo, bytes);
+              handle, x_desc.get(), y_desc.get(), conv.get(), w_desc.get(), algo, bytes);
         },
         [&](cudnnConvolutionBwdFilterAlgo_t algo, void* workspace, size_t bytes) {
           return dnn.cudnnConvolutionBackwardFilter(handle, &alpha, x_desc.get(), conv_x,
-                                                    y_desc.get(), y.data, conv.desc, algo,
-                                                    workspace, bytes, &beta, w_desc.desc,
+                                                    y_desc.get(), y.data, conv.get(), algo,
+                                                    workspace, bytes, &beta, w_desc.get(),
                                                     krsc.get());
         });
     const int64_t ohwi_shape[4] = {o, kh, kw, c};

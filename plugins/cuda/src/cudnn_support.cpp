@@ -5,7 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -23,45 +22,37 @@ bool fits_cudnn_int(int64_t value) {
   return value >= 0 && value <= std::numeric_limits<int>::max();
 }
 
-int cudnn_int(int64_t value, const char* op) {
-  if (!fits_cudnn_int(value)) {
-    throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED,
-                           std::string(op) + ": dimension " + std::to_string(value) +
-                               " exceeds cuDNN's int range");
-  }
-  return static_cast<int>(value);
-}
-
-void check_cudnn_dimensions(int64_t n, int64_t c, int64_t h, int64_t w, const char* op) {
+std::array<int, 4> cudnn_dimensions(int64_t n, int64_t c, int64_t h, int64_t w, const char* op) {
+  const std::array<int64_t, 4> dimensions{n, c, h, w};
+  std::array<int, 4> ints{};
   int64_t elements = 1;
-  for (const int64_t dimension : {n, c, h, w}) {
-    (void)cudnn_int(dimension, op);
-    elements *= dimension;  // both factors fit int here, so the product fits int64_t
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    if (!fits_cudnn_int(dimensions[d])) {
+      throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED,
+                             std::string(op) + ": dimension " + std::to_string(dimensions[d]) +
+                                 " exceeds cuDNN's int range");
+    }
+    elements *= dimensions[d];  // both factors fit int here, so the product fits int64_t
     if (!fits_cudnn_int(elements)) {
       throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED,
                              std::string(op) + ": " + std::to_string(n) + "x" + std::to_string(c) +
                                  "x" + std::to_string(h) + "x" + std::to_string(w) +
                                  " has more elements than cuDNN's int range");
     }
+    ints[d] = static_cast<int>(dimensions[d]);
   }
+  return ints;
 }
 
-TensorDescriptor::TensorDescriptor(const CudnnLibrary& dnn, cudnnTensorFormat_t format,
+TensorDescriptor tensor_descriptor(const CudnnLibrary& dnn, cudnnTensorFormat_t format,
                                    cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
-                                   int64_t w, const char* op)
-    : dnn_(dnn) {
-  check_cudnn_dimensions(n, c, h, w, op);
-  const int n_int = cudnn_int(n, op), c_int = cudnn_int(c, op);
-  const int h_int = cudnn_int(h, op), w_int = cudnn_int(w, op);
-  check_cudnn(dnn_, dnn_.cudnnCreateTensorDescriptor(&descriptor_), "cudnnCreateTensorDescriptor");
-  const cudnnStatus_t status =
-      dnn_.cudnnSetTensor4dDescriptor(descriptor_, format, type, n_int, c_int, h_int, w_int);
-  if (status != CUDNN_STATUS_SUCCESS) {
-    (void)dnn_.cudnnDestroyTensorDescriptor(descriptor_);
-    check_cudnn(dnn_, status, "cudnnSetTensor4dDescriptor");
-  }
+                                   int64_t w, const char* op) {
+  const std::array<int, 4> size = cudnn_dimensions(n, c, h, w, op);
+  return TensorDescriptor(dnn, dnn.cudnnCreateTensorDescriptor, dnn.cudnnDestroyTensorDescriptor,
+                          "cudnnSetTensor4dDescriptor", [&](cudnnTensorDescriptor_t descriptor) {
+                            return dnn.cudnnSetTensor4dDescriptor(descriptor, format, type, size[0],
+                                                                  size[1], size[2], size[3]);
+                          });
 }
-
-TensorDescriptor::~TensorDescriptor() { (void)dnn_.cudnnDestroyTensorDescriptor(descriptor_); }
 
 }  // namespace accel::cuda

@@ -62,41 +62,27 @@ bool cudnn_can_pool(const AccelPoolAttributes& a, const View& input, const View&
          fits_cudnn_int(output.count);
 }
 
-// An owned 2-d pooling descriptor for the call's window, stride and (symmetric) padding.
-class PoolingDescriptor {
- public:
-  PoolingDescriptor(const CudnnLibrary& dnn, bool max_pool, const AccelPoolAttributes& a)
-      : dnn_(dnn) {
-    check_cudnn(dnn_, dnn_.cudnnCreatePoolingDescriptor(&descriptor_),
-                "cudnnCreatePoolingDescriptor");
-    // NaNs are skipped by the max, as by the CPU reference's `x > max` scan.
-    const cudnnStatus_t status = dnn_.cudnnSetPooling2dDescriptor(
-        descriptor_, max_pool ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-        CUDNN_NOT_PROPAGATE_NAN, a.window_h, a.window_w, a.pad_top, a.pad_left, a.stride_h,
-        a.stride_w);
-    if (status != CUDNN_STATUS_SUCCESS) {
-      (void)dnn_.cudnnDestroyPoolingDescriptor(descriptor_);
-      check_cudnn(dnn_, status, "cudnnSetPooling2dDescriptor");
-    }
-  }
-  ~PoolingDescriptor() { (void)dnn_.cudnnDestroyPoolingDescriptor(descriptor_); }
-  PoolingDescriptor(const PoolingDescriptor&) = delete;
-  PoolingDescriptor& operator=(const PoolingDescriptor&) = delete;
-
-  cudnnPoolingDescriptor_t get() const { return descriptor_; }
-
- private:
-  const CudnnLibrary& dnn_;
-  cudnnPoolingDescriptor_t descriptor_ = nullptr;
-};
+// A 2-d pooling descriptor for the call's window, stride and (symmetric) padding.
+CudnnDescriptor<cudnnPoolingDescriptor_t> pooling_descriptor(const CudnnLibrary& dnn, bool max_pool,
+                                                             const AccelPoolAttributes& a) {
+  return {dnn, dnn.cudnnCreatePoolingDescriptor, dnn.cudnnDestroyPoolingDescriptor,
+          "cudnnSetPooling2dDescriptor", [&](cudnnPoolingDescriptor_t descriptor) {
+            // NaNs are skipped by the max, as by the CPU reference's `x > max` scan.
+            return dnn.cudnnSetPooling2dDescriptor(
+                descriptor,
+                max_pool ? CUDNN_POOLING_MAX : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                CUDNN_NOT_PROPAGATE_NAN, a.window_h, a.window_w, a.pad_top, a.pad_left, a.stride_h,
+                a.stride_w);
+          }};
+}
 
 void cudnn_pool_forward(AccelDevice& device, bool max_pool, const AccelPoolAttributes& a,
                         const PoolGeometry& g, const View& x, const View& y) {
   cudnnHandle_t handle = cudnn_handle(device);  // the first cuDNN op loads cuDNN
   const CudnnLibrary& dnn = cudnn_library(device.host);
-  const PoolingDescriptor pooling(dnn, max_pool, a);
-  const auto x_desc = TensorDescriptor::nhwc_f32(dnn, g.n, g.h, g.w, g.c, "pool");
-  const auto y_desc = TensorDescriptor::nhwc_f32(dnn, g.n, g.out_h, g.out_w, g.c, "pool");
+  const auto pooling = pooling_descriptor(dnn, max_pool, a);
+  const auto x_desc = nhwc_f32_descriptor(dnn, g.n, g.h, g.w, g.c, "pool");
+  const auto y_desc = nhwc_f32_descriptor(dnn, g.n, g.out_h, g.out_w, g.c, "pool");
   const float alpha = 1.0f, beta = 0.0f;
   check_cudnn(dnn,
               dnn.cudnnPoolingForward(handle, pooling.get(), &alpha, x_desc.get(), x.data, &beta,
@@ -108,10 +94,10 @@ void cudnn_avg_pool_backward(AccelDevice& device, const AccelPoolAttributes& a,
                              const PoolGeometry& g, const View& dy, const View& dx) {
   cudnnHandle_t handle = cudnn_handle(device);
   const CudnnLibrary& dnn = cudnn_library(device.host);
-  const PoolingDescriptor pooling(dnn, false, a);
-  const auto x_desc = TensorDescriptor::nhwc_f32(dnn, g.n, g.h, g.w, g.c, "avg_pool_backward");
+  const auto pooling = pooling_descriptor(dnn, false, a);
+  const auto x_desc = nhwc_f32_descriptor(dnn, g.n, g.h, g.w, g.c, "avg_pool_backward");
   const auto y_desc =
-      TensorDescriptor::nhwc_f32(dnn, g.n, g.out_h, g.out_w, g.c, "avg_pool_backward");
+      nhwc_f32_descriptor(dnn, g.n, g.out_h, g.out_w, g.c, "avg_pool_backward");
   const float alpha = 1.0f, beta = 0.0f;
   // cuDNN's signature also takes the forward output and input. The average's
   // gradient depends on neither (TensorFlow passes scratch of the right size),

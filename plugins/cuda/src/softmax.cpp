@@ -16,8 +16,8 @@ void cudnn_softmax(AccelDevice& device, bool log, const View& x, const View& y, 
                    int64_t cols) {
   cudnnHandle_t handle = cudnn_handle(device);  // the first cuDNN op loads cuDNN
   const CudnnLibrary& dnn = cudnn_library(device.host);
-  const TensorDescriptor rows_desc(dnn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rows, cols, 1, 1,
-                                   "softmax");
+  const auto rows_desc =
+      tensor_descriptor(dnn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rows, cols, 1, 1, "softmax");
   const float alpha = 1.0f, beta = 0.0f;
   check_cudnn(dnn,
               dnn.cudnnSoftmaxForward(handle, log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
