@@ -60,8 +60,8 @@ ConvGeometry geometry_of(AccelOp op, const HostTensor& first, const HostTensor& 
   }
   if (g.pad_top < 0 || g.pad_bottom < 0 || g.pad_left < 0 || g.pad_right < 0) invalid("pads must be >= 0");
   const int64_t span_h = (g.filter_h - 1) * g.dilation_h + 1, span_w = (g.filter_w - 1) * g.dilation_w + 1;
-  const int64_t expected_h = (g.height + g.pad_top + g.pad_bottom - span_h) / g.stride_h + 1;
-  const int64_t expected_w = (g.width + g.pad_left + g.pad_right - span_w) / g.stride_w + 1;
+  const int64_t expected_h = sdk::window_positions(g.height + g.pad_top + g.pad_bottom, span_h, g.stride_h);
+  const int64_t expected_w = sdk::window_positions(g.width + g.pad_left + g.pad_right, span_w, g.stride_w);
   if (g.out_h != expected_h || g.out_w != expected_w) {
     invalid("output spatial size " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w) +
             " does not follow from input, filter, strides and pads (expected " +

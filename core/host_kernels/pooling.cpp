@@ -38,8 +38,8 @@ PoolGeometry geometry_of(const HostTensor& x, const HostTensor& y, const AccelPo
   if (a.pad_top < 0 || a.pad_bottom < 0 || a.pad_left < 0 || a.pad_right < 0) invalid("pads must be >= 0");
   PoolGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[1], y.shape[2],
                  a.window_h, a.window_w, a.stride_h, a.stride_w, a.pad_top, a.pad_left};
-  const int64_t expected_h = (g.height + a.pad_top + a.pad_bottom - g.window_h) / g.stride_h + 1;
-  const int64_t expected_w = (g.width + a.pad_left + a.pad_right - g.window_w) / g.stride_w + 1;
+  const int64_t expected_h = sdk::window_positions(g.height + a.pad_top + a.pad_bottom, g.window_h, g.stride_h);
+  const int64_t expected_w = sdk::window_positions(g.width + a.pad_left + a.pad_right, g.window_w, g.stride_w);
   if (y.shape[0] != g.batch || y.shape[3] != g.channels || g.out_h != expected_h || g.out_w != expected_w) {
     invalid("output must be [N, " + std::to_string(expected_h) + ", " + std::to_string(expected_w) + ", C]");
   }

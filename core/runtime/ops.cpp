@@ -3,6 +3,7 @@
 #include <accel/ops.hpp>
 
 #include <accel/error.hpp>
+#include <accel/plugin/plugin_sdk.hpp>
 
 #include "runtime/dispatch.hpp"
 #include "runtime/op_registry.hpp"
@@ -72,8 +73,7 @@ WindowGeometry window_geometry(AccelOp op, int64_t input, int64_t window, int32_
   if (stride <= 0 || dilation <= 0) invalid(op, "strides and dilations must be positive");
   int64_t effective = (window - 1) * dilation + 1;
   if (padding == Padding::kValid) {
-    int64_t output = input >= effective ? (input - effective) / stride + 1 : 0;
-    return {output, 0, 0};
+    return {sdk::window_positions(input, effective, stride), 0, 0};
   }
   int64_t output = (input + stride - 1) / stride;
   int64_t total = std::max<int64_t>((output - 1) * stride + effective - input, 0);
@@ -153,10 +153,6 @@ Tensor reduce(AccelOp op, const Tensor& x, std::vector<int32_t> axes, bool keep_
     bool reduced = std::binary_search(axes.begin(), axes.end(), axis);
     if (!reduced) dims.push_back(x.shape()[axis]);
     else if (keep_dims) dims.push_back(1);
-  }
-  if ((op == ACCEL_OP_REDUCE_MAX || op == ACCEL_OP_REDUCE_MIN) && x.element_count() == 0 &&
-      Shape(dims).element_count() != 0) {
-    invalid(op, "cannot take the max/min over an empty axis of shape " + x.shape().to_string());
   }
   return run_single(op, {x}, {Shape(std::move(dims)), x.dtype()}, &attributes);
 }

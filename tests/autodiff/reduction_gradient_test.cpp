@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 namespace accel {
@@ -52,6 +53,17 @@ TEST(ReduceMaxGradient, SplitsTiesEvenly) {
   tape.watch(x);
   const Tensor y = ops::reduce_max(x);
   EXPECT_EQ(tape.gradient(y, {x})[0].to_vector<float>(), std::vector<float>({0, 0.5f, 0.5f, 0}));
+}
+
+// The max of an empty axis is -inf and has no elements to send a gradient to.
+TEST(ReduceMaxGradient, OfAnEmptyAxisIsEmpty) {
+  const Tensor x = ops::zeros(Shape{0, 3});
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = ops::reduce_sum(ops::reduce_max(x, {0}));
+  const Tensor dx = tape.gradient(y, {x})[0];
+  EXPECT_EQ(dx.shape(), x.shape());
+  EXPECT_EQ(y.item<float>(), -std::numeric_limits<float>::infinity());
 }
 
 TEST(SoftmaxGradient, MatchesFiniteDifferences) {

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 namespace accel {
 namespace {
@@ -41,6 +42,47 @@ TEST(TensorTest, EmptyTensorsWork) {
   EXPECT_EQ(empty.element_count(), 0);
   EXPECT_TRUE(ops::add(empty, empty).to_vector<float>().empty());
   EXPECT_EQ(ops::reduce_sum(empty, {0}).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+}
+
+// As in TensorFlow: max / min over an empty axis give the identity (-inf / +inf,
+// an integer's lowest / highest); argmax has none and stays an error.
+TEST(TensorTest, MaxAndMinOverAnEmptyAxisGiveTheirIdentity) {
+  DeviceScope scope("/CPU:0");
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor empty = ops::zeros(Shape{0, 3});
+  EXPECT_EQ(ops::reduce_max(empty, {0}).to_vector<float>(), (std::vector<float>{-inf, -inf, -inf}));
+  EXPECT_EQ(ops::reduce_min(empty, {0}, true).to_vector<float>(), (std::vector<float>{inf, inf, inf}));
+  EXPECT_EQ(ops::reduce_max(empty).item<float>(), -inf);
+  Tensor empty_ints = ops::cast(empty, DType::kInt32);
+  EXPECT_EQ(ops::reduce_max(empty_ints, {0}).to_vector<int32_t>(),
+            std::vector<int32_t>(3, std::numeric_limits<int32_t>::lowest()));
+  EXPECT_EQ(ops::reduce_min(empty_ints, {0}).to_vector<int32_t>(),
+            std::vector<int32_t>(3, std::numeric_limits<int32_t>::max()));
+  EXPECT_TRUE(ops::reduce_max(empty, {1}).to_vector<float>().empty());
+  EXPECT_THROW(ops::argmax(empty, 0), InvalidArgumentError);
+}
+
+// TensorFlow's VALID rule: a window longer than the (padded) input fits no
+// times, even with a stride that would make plain integer division say once.
+// The output is empty and the gradients of the empty output are zeros.
+TEST(TensorTest, AWindowLongerThanTheInputGivesAnEmptyOutput) {
+  DeviceScope scope("/CPU:0");
+  Tensor x = ops::ones(Shape{1, 2, 2, 1});
+  ops::Pool2DOptions pool{{3, 3}, {2, 2}, ops::Padding::kValid};
+  EXPECT_EQ(ops::max_pool2d(x, pool).shape(), (Shape{1, 0, 0, 1}));
+  EXPECT_EQ(ops::avg_pool2d(x, pool).shape(), (Shape{1, 0, 0, 1}));
+  Tensor empty_gradient = ops::zeros(Shape{1, 0, 0, 1});
+  EXPECT_EQ(ops::max_pool2d_backward(x, empty_gradient, pool).to_vector<float>(), std::vector<float>(4, 0.0f));
+  EXPECT_EQ(ops::avg_pool2d_backward(empty_gradient, x.shape(), pool).to_vector<float>(), std::vector<float>(4, 0.0f));
+
+  Tensor filter = ops::ones(Shape{3, 3, 1, 2});
+  ops::Conv2DOptions conv{{2, 2}, ops::Padding::kValid, {1, 1}};
+  EXPECT_EQ(ops::conv2d(x, filter, conv).shape(), (Shape{1, 0, 0, 2}));
+  Tensor empty_conv_gradient = ops::zeros(Shape{1, 0, 0, 2});
+  EXPECT_EQ(ops::conv2d_backward_input(empty_conv_gradient, filter, x.shape(), conv).to_vector<float>(),
+            std::vector<float>(4, 0.0f));
+  EXPECT_EQ(ops::conv2d_backward_filter(x, empty_conv_gradient, filter.shape(), conv).to_vector<float>(),
+            std::vector<float>(18, 0.0f));
 }
 
 TEST(TensorTest, BadShapesNameWhatWasWrong) {

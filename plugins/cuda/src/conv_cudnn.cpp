@@ -170,8 +170,8 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   const int64_t padded_h = h + a.pad_top + a.pad_bottom, padded_w = w + a.pad_left + a.pad_right;
   const int64_t span_h = static_cast<int64_t>(a.dilation_h) * (kh - 1) + 1;
   const int64_t span_w = static_cast<int64_t>(a.dilation_w) * (kw - 1) + 1;
-  const int64_t expect_h = padded_h >= span_h ? (padded_h - span_h) / a.stride_h + 1 : 0;
-  const int64_t expect_w = padded_w >= span_w ? (padded_w - span_w) / a.stride_w + 1 : 0;
+  const int64_t expect_h = sdk::window_positions(padded_h, span_h, a.stride_h);
+  const int64_t expect_w = sdk::window_positions(padded_w, span_w, a.stride_w);
   if (y.shape[1] != expect_h || y.shape[2] != expect_w) {
     invalid("conv2d: output spatial size " + std::to_string(y.shape[1]) + "x" + std::to_string(y.shape[2]) +
             " does not match " + std::to_string(expect_h) + "x" + std::to_string(expect_w));

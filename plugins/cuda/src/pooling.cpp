@@ -45,9 +45,9 @@ PoolGeometry pool_geometry(const AccelPoolAttributes& a, const View& x, const Vi
   g.stride_w = a.stride_w;
   g.pad_top = a.pad_top;
   g.pad_left = a.pad_left;
-  const int64_t expect_h = (g.h + a.pad_top + a.pad_bottom - g.window_h) / g.stride_h + 1;
-  const int64_t expect_w = (g.w + a.pad_left + a.pad_right - g.window_w) / g.stride_w + 1;
-  if (g.out_h != std::max<int64_t>(expect_h, 0) || g.out_w != std::max<int64_t>(expect_w, 0)) {
+  const int64_t expect_h = sdk::window_positions(g.h + a.pad_top + a.pad_bottom, g.window_h, g.stride_h);
+  const int64_t expect_w = sdk::window_positions(g.w + a.pad_left + a.pad_right, g.window_w, g.stride_w);
+  if (g.out_h != expect_h || g.out_w != expect_w) {
     invalid("pool: output " + shape_text(y) + " does not match input " + shape_text(x) +
             " with this window, stride and padding");
   }

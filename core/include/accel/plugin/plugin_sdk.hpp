@@ -75,6 +75,15 @@ inline uint64_t byte_size(const AccelTensor& tensor) noexcept {
   return static_cast<uint64_t>(element_count(tensor)) * dtype_size(tensor.dtype);
 }
 
+// How many times a window of `span` elements (a pool window, or a filter
+// with its dilation) fits along an axis of `padded_input` elements at this
+// stride. TensorFlow's rule: a window longer than the padded input fits no
+// times, so the output is empty (plain `(padded - span) / stride + 1` would
+// truncate toward zero and say 1). Every plugin checks output shapes with it.
+constexpr int64_t window_positions(int64_t padded_input, int64_t span, int64_t stride) noexcept {
+  return padded_input >= span ? (padded_input - span) / stride + 1 : 0;
+}
+
 // Reads an op's attribute struct, checking it is at least as large as this
 // plugin's view of it (older hosts send smaller structs).
 template <typename Attributes>
