@@ -6,8 +6,11 @@
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
+#include "collective_profile.hpp"
 #include "replica_values.hpp"
 
 namespace accel::distribute {
@@ -82,6 +85,7 @@ std::vector<Tensor> HostRingAllReduce::all_reduce(ReduceOp op, const std::vector
   }
   const size_t replicas = per_replica.size();
   if (replicas == 1) return per_replica;
+  const detail::HostCollectiveTimer timer;
   std::vector<std::vector<float>> buffers;
   for (const Tensor& value : per_replica) buffers.push_back(value.to_vector<float>());
   const size_t length = buffers.front().size();
@@ -118,6 +122,10 @@ std::vector<Tensor> HostRingAllReduce::all_reduce(ReduceOp op, const std::vector
     const Tensor& input = per_replica[replica];
     results.push_back(Tensor::from_vector<float>(buffers[replica], input.shape(), input.device()));
   }
+  std::vector<Device> devices;
+  for (const Tensor& value : per_replica) devices.push_back(value.device());
+  timer.finish(devices, static_cast<double>(length * sizeof(float)),
+               nlohmann::json{{"algorithm", name()}, {"replicas", replicas}}.dump());
   return results;
 }
 

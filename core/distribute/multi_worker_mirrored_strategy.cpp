@@ -12,11 +12,13 @@
 #include <accel/placement.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 
+#include "collective_profile.hpp"
 #include "replica_values.hpp"
 
 namespace accel::distribute {
@@ -50,6 +52,7 @@ class CollectiveAllReduce final : public CrossDeviceOps {
 
   std::vector<std::vector<Tensor>> batch_all_reduce(ReduceOp op,
                                                     const std::vector<std::vector<Tensor>>& values) override {
+    const detail::HostCollectiveTimer timer;
     size_t total = 0;
     for (const std::vector<Tensor>& per_replica : values) {
       detail::check_replica_values(name().c_str(), op, per_replica);
@@ -75,6 +78,10 @@ class CollectiveAllReduce final : public CrossDeviceOps {
       }
       offset += static_cast<size_t>(shape.element_count());
     }
+    std::vector<Device> devices;
+    for (const Tensor& value : values.front()) devices.push_back(value.device());
+    timer.finish(devices, static_cast<double>(total * sizeof(float)),
+                 nlohmann::json{{"algorithm", name()}, {"workers", group_->size()}, {"values", values.size()}}.dump());
     return results;
   }
 

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <utility>
 
+#include "collective_profile.hpp"
+
 namespace accel::distribute {
 namespace {
 
@@ -73,21 +75,18 @@ class TpuCrossReplicaSum final : public CrossDeviceOps {
                                               {"steps", timing.steps},
                                               {"replicas", replica_devices_.size()}}
                                    .dump();
-    for (const Device& device : replica_devices_) {
-      profiler::OpRecord record;
-      record.op = "AllReduce";
-      record.category = "collective";
-      record.device = device.name();
-      record.time_source = profiler::TimeSource::kSimulated;
-      record.start_seconds = timing.start_seconds;
-      record.duration_seconds = timing.seconds;
-      record.cycles = static_cast<uint64_t>(timing.seconds * clock_hz + 0.5);
-      record.clock_hz = clock_hz;
-      record.bytes_accessed = bytes;
-      record.bound = "memory";
-      record.detail_json = detail;
-      profiler::record(std::move(record));
-    }
+    profiler::OpRecord record;
+    record.op = "AllReduce";
+    record.category = "collective";
+    record.time_source = profiler::TimeSource::kSimulated;
+    record.start_seconds = timing.start_seconds;
+    record.duration_seconds = timing.seconds;
+    record.cycles = static_cast<uint64_t>(timing.seconds * clock_hz + 0.5);
+    record.clock_hz = clock_hz;
+    record.bytes_accessed = bytes;
+    record.bound = "memory";
+    record.detail_json = detail;
+    detail::record_collective(record, replica_devices_);
   }
 
   std::vector<Device> replica_devices_;

@@ -56,18 +56,26 @@ bool profiler_recording() noexcept { return state().recording.load(std::memory_o
 
 void record_op_profile(const LogicalDevice& device, const AccelOpProfile& profile) {
   if (!profiler_recording() || profile.struct_size < offsetof(AccelOpProfile, detail_json)) return;
+  // A field appended after 1.0 is read only when the plugin's struct holds it.
+  auto holds = [&](size_t offset, size_t size) { return profile.struct_size >= offset + size; };
+  const bool holds_detail = holds(offsetof(AccelOpProfile, detail_json), sizeof(profile.detail_json));
+  const bool named = holds(offsetof(AccelOpProfile, category), sizeof(profile.category)) && profile.name != nullptr;
   profiler::OpRecord record;
-  record.sequence = profile.sequence;
-  const OpInfo& info = op_info(profile.op);
-  record.op = info.name;
-  record.category = info.category;
+  if (named) {  // not a primitive op: a collective or other plugin work
+    record.op = profile.name;
+    record.category = profile.category != nullptr ? profile.category : "other";
+  } else {
+    const OpInfo& info = op_info(profile.op);
+    record.sequence = profile.sequence;
+    record.op = info.name;
+    record.category = info.category;
+  }
   record.device = device.name();
   record.time_source = time_source(profile.time_source);
   record.start_seconds = profile.start_seconds;
   if (profile.time_source == ACCEL_TIME_WALL && profile.start_seconds == 0.0) {
     // Host-timed ops: place them on the profiler's own timeline, ending now.
-    double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - state().started).count();
-    record.start_seconds = std::max(0.0, now - profile.duration_seconds);
+    record.start_seconds = std::max(0.0, profiler::elapsed_seconds() - profile.duration_seconds);
   }
   record.duration_seconds = profile.duration_seconds;
   record.cycles = profile.cycles;
@@ -77,7 +85,7 @@ void record_op_profile(const LogicalDevice& device, const AccelOpProfile& profil
   record.utilization = profile.utilization;
   record.bound = profile.bound == ACCEL_BOUND_COMPUTE ? "compute"
                  : profile.bound == ACCEL_BOUND_MEMORY ? "memory" : "";
-  if (profile.struct_size >= sizeof(AccelOpProfile) && profile.detail_json != nullptr) {
+  if (holds_detail && profile.detail_json != nullptr) {
     record.detail_json = profile.detail_json;
   }
   std::lock_guard lock(state().mutex);
@@ -101,6 +109,11 @@ bool is_recording() { return detail::profiler_recording(); }
 std::vector<OpRecord> records() {
   std::lock_guard lock(state().mutex);
   return state().records;
+}
+
+double elapsed_seconds() {
+  std::lock_guard lock(state().mutex);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().started).count();
 }
 
 void record(OpRecord op) {

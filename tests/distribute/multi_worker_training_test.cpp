@@ -6,7 +6,8 @@
 //  - a worker that never arrives makes the others fail after the configured
 //    timeout, naming it;
 //  - after a kill, restarting every worker resumes from the chief's last
-//    BackupAndRestore backup and ends with the weights of an uninterrupted run.
+//    BackupAndRestore backup and ends with the weights of an uninterrupted run;
+//  - each worker's profile holds its Gloo all-reduces, one or more a step.
 // Every wait is bounded and every process dies with its test.
 #include "worker_cluster.hpp"
 
@@ -95,9 +96,18 @@ TEST_F(MultiWorkerTraining, TwoWorkersTrainLikeOneReplicaOnTheGlobalBatch) {
   expect_all_exited_zero(reference);
 
   WorkerCluster cluster;
-  start_workers(cluster, testing::local_workers_cluster_json(2), {0, 1}, {"weights=" + path("two_workers.txt")});
+  start_workers(cluster, testing::local_workers_cluster_json(2), {0, 1},
+                {"weights=" + path("two_workers.txt"), "profile=1"});
   ASSERT_TRUE(cluster.wait_all(120s)) << cluster.all_output();
   expect_all_exited_zero(cluster);
+  // Every step's gradient all-reduce (Gloo) is in each worker's profile.
+  const std::regex collectives("collective records ([0-9]+)");
+  for (int i = 0; i < cluster.size(); ++i) {
+    std::smatch match;
+    const std::string output = cluster.output(i);
+    ASSERT_TRUE(std::regex_search(output, match, collectives)) << cluster.all_output();
+    EXPECT_GE(std::stoi(match[1]), 50) << cluster.all_output();
+  }
   const double difference = worst_relative_difference(read_weights(path("two_workers.txt")), read_weights(path("single.txt")));
   std::fprintf(stderr, "2 workers vs 1 replica: worst relative weight difference %.3g\n", difference);
   EXPECT_LE(difference, 1e-5);

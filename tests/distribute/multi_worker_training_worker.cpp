@@ -11,6 +11,8 @@
 //     timeout_ms=30000  the collectives' bound
 //     backup=DIR        train with BackupAndRestore(DIR, save_freq) ...
 //     save_freq=N       ... saving every N steps as well as at each epoch end
+//     profile=1         record the run with the profiler and print
+//                       "collective records N": the host-timed all-reduces
 //
 // Prints "ready <rank>" once the cluster joined, "epoch E step S" after every
 // step and "first step E S" for the first step it trains (after a restore it
@@ -22,6 +24,7 @@
 #include <accel/keras/backend.hpp>
 #include <accel/keras/callbacks/backup_and_restore.hpp>
 #include <accel/keras/losses.hpp>
+#include <accel/profiler.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -104,7 +107,20 @@ int train(const std::string& mode, std::map<std::string, std::string> options) {
     if (options.contains("save_freq")) backup.save_freq = std::stoll(options["save_freq"]);
     fit.callbacks.push_back(std::make_shared<keras::BackupAndRestore>(options["backup"], backup));
   }
+  const bool profile = option("profile", "0") == "1";
+  if (profile) profiler::start();
   model->fit(data.images, data.labels, fit);
+  if (profile) {
+    profiler::stop();
+    const std::string replica_device = find_device("/CPU:0").name();  // the worker's one replica
+    int collectives = 0;
+    for (const profiler::OpRecord& record : profiler::records()) {
+      collectives += record.op == "AllReduce" && record.category == "collective" &&
+                     record.time_source == profiler::TimeSource::kWall && record.bytes_accessed > 0 &&
+                     record.duration_seconds >= 0 && record.device == replica_device;
+    }
+    std::printf("collective records %d\n", collectives);
+  }
   if (options.contains("weights") && strategy->is_chief()) write_weights(*model, options["weights"]);
   std::printf("done\n");
   return 0;

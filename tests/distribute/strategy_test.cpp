@@ -2,13 +2,15 @@
 // MirroredStrategy over logical CPU devices (each test splits the CPU in a
 // fresh process, as logical devices are set once per process): run and the
 // replica context, reduce / gather, mirrored and sync-on-read variables,
-// both cross-device ops, and the dataset splits TensorFlow documents.
+// both cross-device ops and their profile records, and the dataset splits
+// TensorFlow documents.
 #include <accel/accel.hpp>
 #include <accel/distribute/compute_average_loss.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/distribute/mirrored_variable.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
 #include <accel/keras/optimizers/sgd.hpp>
+#include <accel/profiler.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 namespace accel::distribute {
 namespace {
@@ -130,6 +133,41 @@ TEST(StrategyTest, RunGivesEachReplicaItsDeviceAndCollectives) {
       for (const Tensor& sum : strategy.experimental_local_results(sums)) {
         EXPECT_EQ(sum.to_vector<float>(), (std::vector<float>{6, 60, 4, 8, 12})) << cross_device_ops->name();
       }
+    }
+  });
+}
+
+// The host ring's all-reduces are in the profile, one wall-timed "AllReduce"
+// per replica device and call; ReductionToOneDevice's are plain ops (copies
+// and adds), already in the profile as themselves.
+TEST(StrategyTest, HostRingAllReducesAreInTheProfile) {
+  in_fresh_process([] {
+    split_cpu(2);
+    for (auto cross_device_ops : std::vector<std::shared_ptr<CrossDeviceOps>>{
+             std::make_shared<HostRingAllReduce>(), std::make_shared<ReductionToOneDevice>()}) {
+      MirroredStrategy strategy(cpu_devices(2), cross_device_ops);
+      profiler::start();
+      strategy.run([](ReplicaContext& context) {
+        const Tensor value = ops::ones(Shape{5});
+        context.all_reduce(ReduceOp::kSum, value);
+        return context.all_reduce(ReduceOp::kMean, value);
+      });
+      profiler::stop();
+      std::map<std::string, int> per_device;
+      for (const profiler::OpRecord& record : profiler::records()) {
+        if (record.category != "collective") continue;
+        EXPECT_EQ(record.op, "AllReduce");
+        EXPECT_EQ(record.time_source, profiler::TimeSource::kWall);
+        EXPECT_EQ(record.bytes_accessed, 5 * sizeof(float));
+        EXPECT_GE(record.start_seconds, 0.0);
+        EXPECT_GE(record.duration_seconds, 0.0);
+        EXPECT_NE(record.detail_json.find("\"algorithm\":\"HostRingAllReduce\""), std::string::npos)
+            << record.detail_json;
+        ++per_device[record.device];
+      }
+      const bool ring = cross_device_ops->name() == "HostRingAllReduce";
+      EXPECT_EQ(per_device.size(), ring ? 2u : 0u) << cross_device_ops->name();
+      for (const auto& [device, count] : per_device) EXPECT_EQ(count, 2) << device;
     }
   });
 }

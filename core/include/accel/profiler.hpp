@@ -36,6 +36,8 @@ std::vector<OpRecord> records();
 // Adds a record the runtime made itself (a collective it timed or simulated,
 // "AllReduce" on each replica's device); ignored while not recording.
 void record(OpRecord op);
+// Seconds since start(): the timeline of TimeSource::kWall records.
+double elapsed_seconds();
 // Writes the records as Chrome trace-event JSON (one process per device).
 void write_chrome_trace(const std::string& path);
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 // One rank: the NCCL communicator and the opened device whose stream it uses.
@@ -110,6 +111,52 @@ class NcclGroup {
  private:
   const NcclLibrary& nccl_;
   bool open_ = true;
+};
+
+// The device time of one collective on each rank's stream, for the trace: an
+// event pair around the NCCL group, reported as "AllReduce" / "collective"
+// with the device's op profiles. Marks of a collective that was not queued
+// are given back unrecorded.
+class CollectiveTiming {
+ public:
+  explicit CollectiveTiming(std::vector<AccelDevice*> devices) : devices_(std::move(devices)) {
+    try {
+      for (AccelDevice* device : devices_) {
+        ACCEL_CUDA_CHECK(cudaSetDevice(device->ordinal));  // an event belongs to the current device
+        marks_.push_back(device->timer.begin(device->stream));
+      }
+    } catch (...) {
+      give_back();
+      throw;
+    }
+  }
+  // The collective is queued on every stream: records the end events.
+  void finish(double bytes_per_rank) {
+    for (size_t i = 0; i < marks_.size(); ++i) {
+      AccelDevice& device = *devices_[i];
+      ACCEL_CUDA_CHECK(cudaSetDevice(device.ordinal));
+      const OpTimer::Mark mark = std::exchange(marks_[i], OpTimer::Mark{});
+      device.timer.end_named(device.stream, mark, "AllReduce", "collective", OpCost{0.0, bytes_per_rank});
+    }
+  }
+  ~CollectiveTiming() { give_back(); }
+  CollectiveTiming(const CollectiveTiming&) = delete;
+  CollectiveTiming& operator=(const CollectiveTiming&) = delete;
+
+ private:
+  void give_back() noexcept {
+    for (size_t i = 0; i < marks_.size(); ++i) {
+      if (marks_[i].begin == nullptr) continue;
+      try {
+        devices_[i]->timer.discard(marks_[i]);
+      } catch (...) {  // out of host memory: the two events leak, nothing else does
+      }
+      marks_[i] = OpTimer::Mark{};
+    }
+  }
+
+  std::vector<AccelDevice*> devices_;
+  std::vector<OpTimer::Mark> marks_;
 };
 
 AccelStatus* version(AccelPluginContext* context, int32_t* version) {
@@ -232,6 +279,7 @@ AccelStatus* all_reduce(AccelNcclCommunicator* const* communicators, int32_t cou
     if (element_count == 0) return;
     const NcclLibrary& nccl = nccl_library(plugin_host());
     DeviceLocks locks(devices);
+    CollectiveTiming timing(devices);  // begin events before the group, end events after it
     // Nothing but NCCL calls inside the group: NCCL cancels the whole group
     // when one of its own calls fails, but a non-NCCL failure thrown between
     // them would make the group's end launch the ranks queued so far, which
@@ -245,6 +293,7 @@ AccelStatus* all_reduce(AccelNcclCommunicator* const* communicators, int32_t cou
                  "ncclAllReduce on " + rank.device->name, rank.comm);
     }
     group.end();
+    timing.finish(static_cast<double>(bytes));
   });
 }
 

@@ -50,12 +50,20 @@ void OpTimer::discard(Mark mark) {
 }
 
 void OpTimer::end(cudaStream_t stream, Mark mark, uint64_t sequence, AccelOp op, OpCost cost) {
-  cudaError_t error = cudaEventRecord(mark.end, stream);
+  queue(stream, Pending{mark, sequence, op, cost});
+}
+
+void OpTimer::end_named(cudaStream_t stream, Mark mark, const char* name, const char* category, OpCost cost) {
+  queue(stream, Pending{mark, 0, ACCEL_OP_COUNT, cost, name, category});
+}
+
+void OpTimer::queue(cudaStream_t stream, Pending pending) {
+  cudaError_t error = cudaEventRecord(pending.mark.end, stream);
   if (error != cudaSuccess) {
-    discard(mark);
+    discard(pending.mark);
     check_cuda(error, "cudaEventRecord");
   }
-  pending_.push_back(Pending{mark, sequence, op, cost});
+  pending_.push_back(pending);
 }
 
 void OpTimer::collect(bool wait, std::vector<AccelOpProfile>& out) {
@@ -89,6 +97,8 @@ void OpTimer::collect(bool wait, std::vector<AccelOpProfile>& out) {
     profile.bytes_accessed = p.cost.bytes;
     profile.bound = ACCEL_BOUND_UNKNOWN;
     profile.detail_json = nullptr;
+    profile.name = p.name;
+    profile.category = p.category;
     out.push_back(profile);
     discard(p.mark);
     pending_.pop_front();

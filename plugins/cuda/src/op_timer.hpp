@@ -1,7 +1,8 @@
 // Per-op device timing with CUDA events: an event pair is recorded on the
-// stream around each op; finished pairs become AccelOpProfile records
-// (time_source ACCEL_TIME_DEVICE, start relative to the device's open) that
-// the device reports through host->report_op outside its lock.
+// stream around each op (and each NCCL collective); finished pairs become
+// AccelOpProfile records (time_source ACCEL_TIME_DEVICE, start relative to
+// the device's open) that the device reports through host->report_op outside
+// its lock.
 #pragma once
 
 #include <accel/plugin/accel_plugin.h>
@@ -35,6 +36,9 @@ class OpTimer {
   Mark begin(cudaStream_t stream);  // records `begin`
   // Records `end` and queues the op; on failure of the op call `discard` instead.
   void end(cudaStream_t stream, Mark mark, uint64_t sequence, AccelOp op, OpCost cost);
+  // As `end`, for work that is no primitive op: reported under `name` and
+  // `category`, which must outlive the plugin (string literals).
+  void end_named(cudaStream_t stream, Mark mark, const char* name, const char* category, OpCost cost);
   void discard(Mark mark);
 
   // Moves the profiles of finished ops into `out`; with `wait`, waits for all.
@@ -49,7 +53,10 @@ class OpTimer {
     uint64_t sequence;
     AccelOp op;
     OpCost cost;
+    const char* name = nullptr;  // set for named work, see end_named
+    const char* category = nullptr;
   };
+  void queue(cudaStream_t stream, Pending pending);
   cudaEvent_t epoch_ = nullptr;
   std::deque<Pending> pending_;
   std::vector<cudaEvent_t> spare_;

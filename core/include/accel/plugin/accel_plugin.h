@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 0
+#define ACCEL_PLUGIN_API_MINOR 1
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -305,6 +305,11 @@ typedef struct AccelOpProfile {
   double utilization;      /* fraction of peak compute, 0 if unknown */
   AccelBound bound;
   const char* detail_json; /* optional extra figures as a JSON object, may be NULL */
+  /* Since 1.1. Work that is no primitive op (a plugin's collective): the name
+     and category it has in the trace, e.g. "AllReduce" and "collective"; `op`
+     and `sequence` are then ignored. NULL for ops. */
+  const char* name;
+  const char* category;
 } AccelOpProfile;
 
 typedef struct AccelOpCall {
