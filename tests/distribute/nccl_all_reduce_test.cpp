@@ -11,6 +11,7 @@
 #include <accel/error.hpp>
 #include <accel/nccl_communicator.hpp>
 #include <accel/placement.hpp>
+#include <accel/profiler.hpp>
 #include <accel/runtime.hpp>
 
 #include <gtest/gtest.h>
@@ -93,6 +94,30 @@ TEST(NcclOnGpus, NcclAllReduceNeverWritesTheCallersTensor) {
   EXPECT_NE(reduced[0].storage(), value.storage());
   EXPECT_EQ(reduced[0].to_vector<float>(), (std::vector<float>{4.0f, 8.0f}));
   EXPECT_THROW(nccl.all_reduce(ReduceOp::kMax, {value}), UnimplementedError);
+}
+
+// The CUDA plugin times the collective with CUDA events on the GPU's stream
+// and reports it with the device's op profiles, named (plugin API 1.1).
+TEST(NcclOnGpus, AllReduceIsTimedOnTheGpuIntoTheProfile) {
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  const Device gpu = find_device("/GPU:0");
+  const NcclCommunicator clique({gpu});
+  const Tensor values = Tensor::from_vector<float>(std::vector<float>(1024, 1.0f), Shape{1024}, gpu);
+  profiler::start();
+  clique.all_reduce(NcclReduction::kSum, {values});
+  runtime::synchronize();
+  profiler::stop();
+  int collectives = 0;
+  for (const profiler::OpRecord& record : profiler::records()) {
+    if (record.op != "AllReduce") continue;
+    ++collectives;
+    EXPECT_EQ(record.category, "collective");
+    EXPECT_EQ(record.device, gpu.name());
+    EXPECT_EQ(record.time_source, profiler::TimeSource::kDevice);
+    EXPECT_EQ(record.bytes_accessed, 1024 * sizeof(float));
+    EXPECT_GE(record.duration_seconds, 0.0);  // one rank in place: NCCL may have nothing to do
+  }
+  EXPECT_EQ(collectives, 1);
 }
 
 TEST(NcclOnGpus, TwoLogicalGpusOnOnePhysicalGpuAreRefused) {

@@ -161,7 +161,11 @@ std::unique_ptr<AccelDevice> open_device(AccelPluginContext& context,
 
 void report_profiles(AccelDevice& device, const std::vector<AccelOpProfile>& profiles) {
   if (device.host == nullptr || device.host->report_op == nullptr) return;
-  for (const AccelOpProfile& profile : profiles) device.host->report_op(device.host_context, &profile);
+  for (const AccelOpProfile& profile : profiles) {
+    // A 1.0 host reads no name: it would record a collective as an unknown op.
+    if (profile.name != nullptr && device.host->api_minor < 1) continue;
+    device.host->report_op(device.host_context, &profile);
+  }
 }
 
 }  // namespace accel::cuda
