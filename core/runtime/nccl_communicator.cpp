@@ -1,3 +1,5 @@
+// NcclCommunicator (see accel/nccl_communicator.hpp): the host side of a
+// plugin's accel.nccl.v1 extension, and why NCCL cannot run on some devices.
 #include <accel/nccl_communicator.hpp>
 
 #include <accel/error.hpp>
@@ -22,7 +24,7 @@ std::optional<runtime::PluginExtension> extension_of(const Device& device) {
       runtime::plugin_extension(device.plugin_name(), ACCEL_NCCL_EXTENSION_NAME);
   if (!found || found->table == nullptr) return std::nullopt;
   const auto* table = static_cast<const AccelNcclExtension*>(found->table);
-  if (table->struct_size < offsetof(AccelNcclExtension, all_reduce) + sizeof(table->all_reduce)) return std::nullopt;
+  if (!ACCEL_STRUCT_HOLDS(table, AccelNcclExtension, all_reduce)) return std::nullopt;
   return found;
 }
 

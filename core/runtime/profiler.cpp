@@ -57,9 +57,8 @@ bool profiler_recording() noexcept { return state().recording.load(std::memory_o
 void record_op_profile(const LogicalDevice& device, const AccelOpProfile& profile) {
   if (!profiler_recording() || profile.struct_size < offsetof(AccelOpProfile, detail_json)) return;
   // A field appended after 1.0 is read only when the plugin's struct holds it.
-  auto holds = [&](size_t offset, size_t size) { return profile.struct_size >= offset + size; };
-  const bool holds_detail = holds(offsetof(AccelOpProfile, detail_json), sizeof(profile.detail_json));
-  const bool named = holds(offsetof(AccelOpProfile, category), sizeof(profile.category)) && profile.name != nullptr;
+  const bool holds_detail = ACCEL_STRUCT_HOLDS(&profile, AccelOpProfile, detail_json);
+  const bool named = ACCEL_STRUCT_HOLDS(&profile, AccelOpProfile, category) && profile.name != nullptr;
   profiler::OpRecord record;
   if (named) {  // not a primitive op: a collective or other plugin work
     record.op = profile.name;

@@ -28,7 +28,7 @@ TpuCoreTotals TpuEmulator::totals(int core) const {
   result.hbm_bytes = totals.hbm_bytes;
   result.stall_cycles = totals.stall_cycles;
   result.mxu_utilization = totals.mxu_utilization;
-  if (totals.struct_size >= offsetof(AccelTpuSimDeviceTotals, idle_cycles) + sizeof(int64_t)) {
+  if (ACCEL_STRUCT_HOLDS(&totals, AccelTpuSimDeviceTotals, idle_cycles)) {
     result.collective_cycles = totals.collective_cycles;
     result.idle_cycles = totals.idle_cycles;
   }
@@ -45,8 +45,7 @@ std::string TpuEmulator::system_json() const {
 }
 
 TpuAllReduceTiming TpuEmulator::run_all_reduce(double bytes, const std::vector<int32_t>& cores) const {
-  if (table_->struct_size < offsetof(AccelTpuSimExtension, run_all_reduce) + sizeof(table_->run_all_reduce) ||
-      table_->run_all_reduce == nullptr) {
+  if (!ACCEL_STRUCT_HOLDS(table_, AccelTpuSimExtension, run_all_reduce) || table_->run_all_reduce == nullptr) {
     throw UnimplementedError("the loaded TPU emulator plugin predates run_all_reduce (accel.tpu_sim.v1)");
   }
   AccelTpuSimAllReduce estimate{};

@@ -33,8 +33,7 @@ bool option_enabled(const char* options, std::string_view key) {
 }
 
 const char* host_setting(const AccelHostApi* host, const char* key) {
-  if (host == nullptr || host->struct_size < offsetof(AccelHostApi, get_setting) + sizeof(void*) ||
-      host->get_setting == nullptr) {
+  if (host == nullptr || !ACCEL_STRUCT_HOLDS(host, AccelHostApi, get_setting) || host->get_setting == nullptr) {
     return nullptr;
   }
   return host->get_setting(key);

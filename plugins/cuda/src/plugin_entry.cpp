@@ -33,7 +33,7 @@ AccelStatus* make_status(AccelStatusCode code, const char* message) {
 
 AccelStatus* initialize(const AccelHostApi* host, AccelPluginContext** context) {
   if (host == nullptr || host->status_create == nullptr) return nullptr;  // cannot report anything
-  if (host->struct_size < offsetof(AccelHostApi, status_create) + sizeof(void*)) return nullptr;
+  if (!ACCEL_STRUCT_HOLDS(host, AccelHostApi, status_create)) return nullptr;
   g_host = host;
   return sdk::guard(host, [&] {
     if (context == nullptr) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "null context");

@@ -44,6 +44,12 @@ extern "C" {
 
 #define ACCEL_MAX_RANK 8
 
+/* Whether the struct at `pointer`, of C type `type`, is large enough to hold
+   `field` as its writer sent it (struct_size covers the field): the check
+   before reading a field appended in a later version. */
+#define ACCEL_STRUCT_HOLDS(pointer, type, field) \
+  ((pointer)->struct_size >= offsetof(type, field) + sizeof(((const type*)0)->field))
+
 /* ------------------------------------------------------------------ status */
 
 typedef enum AccelStatusCode {
