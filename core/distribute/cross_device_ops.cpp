@@ -29,6 +29,13 @@ void detail::check_replica_values(const char* who, ReduceOp op, const std::vecto
   }
 }
 
+std::vector<Device> detail::replica_devices(const std::vector<Tensor>& per_replica) {
+  std::vector<Device> devices;
+  devices.reserve(per_replica.size());
+  for (const Tensor& value : per_replica) devices.push_back(value.device());
+  return devices;
+}
+
 namespace {
 
 using detail::check_replica_values;
@@ -122,9 +129,7 @@ std::vector<Tensor> HostRingAllReduce::all_reduce(ReduceOp op, const std::vector
     const Tensor& input = per_replica[replica];
     results.push_back(Tensor::from_vector<float>(buffers[replica], input.shape(), input.device()));
   }
-  std::vector<Device> devices;
-  for (const Tensor& value : per_replica) devices.push_back(value.device());
-  timer.finish(devices, static_cast<double>(length * sizeof(float)),
+  timer.finish(detail::replica_devices(per_replica), static_cast<double>(length * sizeof(float)),
                nlohmann::json{{"algorithm", name()}, {"replicas", replicas}}.dump());
   return results;
 }

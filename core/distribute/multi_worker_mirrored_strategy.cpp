@@ -78,9 +78,7 @@ class CollectiveAllReduce final : public CrossDeviceOps {
       }
       offset += static_cast<size_t>(shape.element_count());
     }
-    std::vector<Device> devices;
-    for (const Tensor& value : values.front()) devices.push_back(value.device());
-    timer.finish(devices, static_cast<double>(total * sizeof(float)),
+    timer.finish(detail::replica_devices(values.front()), static_cast<double>(total * sizeof(float)),
                  nlohmann::json{{"algorithm", name()}, {"workers", group_->size()}, {"values", values.size()}}.dump());
     return results;
   }

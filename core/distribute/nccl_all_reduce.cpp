@@ -20,8 +20,7 @@ std::string short_names(const std::vector<Device>& devices) {
 }  // namespace
 
 const NcclCommunicator& NcclAllReduce::communicator_for(const std::vector<Tensor>& per_replica) {
-  std::vector<Device> devices;
-  for (const Tensor& value : per_replica) devices.push_back(value.device());
+  const std::vector<Device> devices = detail::replica_devices(per_replica);
   std::lock_guard lock(mutex_);
   if (!communicator_) communicator_ = std::make_shared<NcclCommunicator>(devices);
   if (communicator_->devices() != devices) {
