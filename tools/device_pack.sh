@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Packs a finished local build for a lent GPU machine, so that it runs the tests,
-# the benchmarks and `accel run` there without building anything
-# (docs/gpu-sessions.md; tools/gpu_check.sh unpacks and runs it).
+# Packs a finished local build for a GPU machine that has the CUDA driver but not
+# the build's packages, so that it runs the tests, the benchmarks and `accel run`
+# there without building anything (docs/gpu-testing.md; tools/gpu_check.sh
+# unpacks and runs it).
 #
 #   tools/device_pack.sh [BUILD_DIR] [OUT_DIR]      (defaults: build, .device)
 #
@@ -48,7 +49,7 @@ orig_build=$(sed -n 's/^# Build directory: //p' "$build/CTestTestfile.cmake")
 orig_src=$(sed -n 's/^# Source directory: //p' "$build/CTestTestfile.cmake")
 [[ -n $orig_build && -n $orig_src ]] || die "cannot read the source and build folders from $build/CTestTestfile.cmake"
 
-# Keep .device/ out of git (the device tool carries it as an ignored path).
+# Keep .device/ out of git: it is copied to the GPU machine beside the tree, not committed.
 if [[ $out_dir == "$root/.device" || $out_dir == .device ]]; then
   exclude=$(git -C "$root" rev-parse --git-path info/exclude 2>/dev/null || true)
   if [[ -n $exclude ]]; then
@@ -209,10 +210,7 @@ echo "device_pack: $pack: $(du -h "$pack" | cut -f1) ($(grep -c '^lib ' "$meta/M
 for name in $(printf '%s\n' "${!skip_closure[@]}" | sort); do
   echo "device_pack: left out $name (needed only by:${skipped_by[$name]:- the skipped libraries})"
 done
-if ((size >= 60)); then
-  echo "device_pack: warning: ${size} MiB: the device tool carries at most 64 MiB with the working tree;" \
-       "ACCEL_PACK_DATA=0 leaves the dataset out" >&2
-fi
-echo "device_pack: next, the device tool's run with carry [\".device\"] (docs/gpu-sessions.md):"
+echo "device_pack: next, copy the repo with .device/ to the GPU machine and run there (docs/gpu-testing.md):"
 echo "  bash tools/gpu_check.sh unpack info test"
 echo "  bash tools/gpu_check.sh unpack quickstart sanitize bench"
+echo "(ACCEL_PACK_DATA=0 leaves the 30 MiB dataset out where the copy must be small.)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every GPU check of accel on a lent GPU machine without building there, from
-# the pack that tools/device_pack.sh made here (docs/gpu-sessions.md).
+# Runs every GPU check of accel on a GPU machine without building there, from the
+# pack that tools/device_pack.sh made where the build is (docs/gpu-testing.md).
 #
 #   tools/gpu_check.sh STAGE...        stages run in the order given:
 #     unpack      extract .device/accel-device-pack.tar.xz into build/, make the
@@ -12,31 +12,33 @@
 #                 conformance cases and every test named Gpu/GPU/Cuda/CUDA, then the rest
 #     sanitize    compute-sanitizer memcheck on the GPU's conformance cases
 #                 (bin/conformance_tests), then on the CUDA plugin's GPU tests
-#     bench       build/bin/bench_cuda_matmul and bench/cuda/compare_gpu_training.sh,
-#                 each when present
+#     bench       bench/cuda/gpu_startup.sh, build/bin/bench_cuda_matmul and
+#                 bench/cuda/compare_gpu_training.sh, each when present
 #     quickstart  the main job (tools/run.sh): `accel devices`, then
 #                 `accel run configs/quickstart.yaml` (CPU, emulated TPU v4, GPU)
-# Each stage writes $OUT/<stage>.log and prints one summary line (also in
-# $OUT/summary.txt); details (JUnit XML, ctest's log, the quickstart report,
-# `accel devices --json`) go into $OUT/artifacts.tar.gz. At most 8 files in $OUT,
-# as the device tool returns no more. A failing stage does not stop the next;
-# the exit status is 1 when any stage failed. OUT defaults to /tmp/accel-gpu-check.
+# Each stage writes OUT_DIR/<stage>.log and prints one summary line (also in
+# OUT_DIR/summary.txt); details (JUnit XML, ctest's log, the quickstart report,
+# `accel devices --json`, the bench outputs) go into OUT_DIR/artifacts.tar.gz, so
+# that what to copy back is a handful of files. A failing stage does not stop the
+# next; the exit status is 1 when any stage failed.
 #
-# The device tool (its `run`; each call stays under its 10-minute limit: the
-# script stops starting work at ACCEL_GPU_CHECK_DEADLINE seconds, default 560):
-#   1. command: bash tools/gpu_check.sh unpack info test
-#      carry: [".device"]   timeout_s: 600
-#   2. command: bash tools/gpu_check.sh unpack quickstart sanitize bench
-#      carry: [".device"]   timeout_s: 600
-# (unpack is skipped when the same pack is already unpacked on a warm machine.)
-# Call 2 stops at the deadline; a stage cut short says so ("not started" / "stopped"):
-# then a 3rd call runs what is left, e.g. `bash tools/gpu_check.sh unpack bench`.
-# Before: tools/device_pack.sh here, after a normal build. Read back: the reply's
-# output_tail (the summary lines and failures), then $OUT's logs.
+# The workflow (docs/gpu-testing.md): build and run tools/device_pack.sh on a
+# machine with the build's packages; copy the repo with .device/ to the GPU
+# machine (it needs the CUDA driver, the CUDA libraries, CMake's ctest and, for
+# the bench, PyTorch; none of the build's packages); there, for example
+#   bash tools/gpu_check.sh unpack info test
+#   bash tools/gpu_check.sh unpack quickstart sanitize bench
+# then copy OUT_DIR back. unpack is skipped when the same pack is already
+# unpacked. Where a session on the GPU machine is time-limited, set
+# ACCEL_GPU_CHECK_DEADLINE: no stage starts past it and running stages are cut
+# at it, so the logs always come back; a stage cut short says so ("not started"
+# / "stopped") and a later call runs what is left, e.g. `gpu_check.sh unpack bench`.
 #
-# Environment: ACCEL_DEVICE_PACK (the pack; default .device/accel-device-pack.tar.xz),
+# Environment: ACCEL_GPU_CHECK_OUT (OUT_DIR; default /tmp/accel-gpu-check),
+# ACCEL_DEVICE_PACK (the pack; default .device/accel-device-pack.tar.xz),
 # ACCEL_CUDA_LIB_DIRS (':'-separated folders with libcudart / cuBLAS / cuDNN / NCCL,
-# searched before the wheels' and the toolkit's), ACCEL_GPU_CHECK_DEADLINE,
+# searched before the wheels' and the toolkit's), ACCEL_GPU_CHECK_DEADLINE (seconds
+# from the start; default none),
 # ACCEL_GPU_CHECK_TEST_TIMEOUT (per test, default 300 s; tests with their own TIMEOUT
 # keep it), ACCEL_GPU_CHECK_JOBS (ctest -j, default nproc; the GPU-first pass uses
 # at most 8), ACCEL_GPU_CHECK_BUDGET_<STAGE> (seconds a stage may take: TEST 480,
@@ -49,10 +51,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build
 meta=$build/.device-pack
 pack=${ACCEL_DEVICE_PACK:-$root/.device/accel-device-pack.tar.xz}
-out=${OUT:-/tmp/accel-gpu-check}
+out=${ACCEL_GPU_CHECK_OUT:-/tmp/accel-gpu-check}
 work=/tmp/accel-gpu-check-work
 jobs=${ACCEL_GPU_CHECK_JOBS:-$(nproc)}
-deadline=${ACCEL_GPU_CHECK_DEADLINE:-560}
+deadline=${ACCEL_GPU_CHECK_DEADLINE:-0}
+((deadline > 0)) || deadline=$((10 ** 9))   # none
 test_timeout=${ACCEL_GPU_CHECK_TEST_TIMEOUT:-300}
 started=$SECONDS
 
@@ -88,7 +91,7 @@ gpu_present=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | gr
 have_gpu() { ((${gpu_present:-0} > 0)); }
 gpu_names() { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | paste -sd';'; }
 section() { printf '\n=== %s\n' "$*"; }
-pack_artifacts() {   # the details, one file (the tool returns at most 8)
+pack_artifacts() {   # the details, one file
   [[ -n $(ls -A "$work" 2>/dev/null) ]] && tar -C "$work" -czf "$out/artifacts.tar.gz" . 2>/dev/null
 }
 load_env() {   # what unpack worked out, for every later stage and call
@@ -446,6 +449,17 @@ stage_bench() {
   if ! have_gpu; then summary SKIP "no GPU here"; return; fi
   local ran=() failed=() seconds rc
   begin_budget 240
+  if [[ -x $build/bin/cuda_startup_floor ]]; then
+    seconds=$(time_left)
+    section "bench/cuda/gpu_startup.sh $build ($seconds s at most)"
+    timeout -k 10 "$seconds" bash "$root/bench/cuda/gpu_startup.sh" "$build" 2>&1 | tee "$work/gpu_startup.txt"
+    rc=${PIPESTATUS[0]}
+    if ((rc != 0)); then failed+=("gpu_startup.sh (exit $rc)")
+    elif grep -q '^skipped: no GPU' "$work/gpu_startup.txt"; then failed+=("gpu_startup.sh (no GPU for it)")
+    else ran+=(gpu_startup.sh); fi
+  else
+    echo "no build/bin/cuda_startup_floor in the pack"
+  fi
   if [[ -x $build/bin/bench_cuda_matmul ]]; then
     seconds=$(time_left)
     section "bench_cuda_matmul ($seconds s at most)"
