@@ -3,15 +3,19 @@
 // weights of an uninterrupted run (tests/keras/workers/backup_and_restore_worker.cpp).
 #include <accel/error.hpp>
 #include <accel/keras/callbacks/backup_and_restore.hpp>
+#include <accel/keras/saving/checkpoint.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "saving_test_support.hpp"
@@ -139,6 +143,107 @@ TEST(BackupAndRestore, ABackupOfAnotherModelIsAnError) {
                InvalidArgumentError);
 }
 
+// --- Backups that do not fit this fit, and a folder in use.
+
+// A backup in `backup_dir` that says to resume at (epoch, step), as a damaged
+// file or one from another fit would.
+void write_backup_at(const std::string& backup_dir, const std::string& epoch, const std::string& step) {
+  auto model = testing::toy_classifier();
+  const auto data = testing::toy_data();
+  model->fit(data.x, data.y, {.epochs = 1, .batch_size = 8, .verbose = 0});
+  std::filesystem::create_directories(backup_dir);
+  saving::save_checkpoint(*model, backup_dir + "/checkpoint.safetensors",
+                          {.include_optimizer = true, .metadata = {{"resume_epoch", epoch}, {"resume_step", step}}});
+}
+
+// The message fit's error gives for a backup at (epoch, step); "" when fit ran.
+std::string resume_error(const std::string& epoch, const std::string& step) {
+  TemporaryFolder folder;
+  const std::string backup_dir = folder.file("backup");
+  write_backup_at(backup_dir, epoch, step);
+  auto model = testing::toy_classifier();
+  const auto data = testing::toy_data();
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    model->fit(data.x, data.y, options_with({std::make_shared<BackupAndRestore>(backup_dir)}));
+  } catch (const InvalidArgumentError& error) {
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10)) << "refused, but only after replaying";
+    EXPECT_NE(std::string(error.what()).find(backup_dir + "/checkpoint.safetensors"), std::string::npos)
+        << "the message must name the file: " << error.what();
+    EXPECT_TRUE(std::filesystem::exists(backup_dir + "/checkpoint.safetensors")) << "a refused backup must be kept";
+    return error.what();
+  }
+  return "";
+}
+
+TEST(BackupAndRestore, AResumeEpochPastThisFitsEpochsIsRefused) {
+  // 3 epochs of 6 steps (options_with): epoch 3 step 0 (training finished) is the last valid position.
+  EXPECT_NE(resume_error("4", "0").find("past this fit's 3 epochs"), std::string::npos);
+  EXPECT_NE(resume_error("100000000000", "0").find("past this fit's 3 epochs"), std::string::npos);
+  EXPECT_NE(resume_error("2147483648", "0").find("2147483648"), std::string::npos) << "must not wrap to a negative epoch";
+  EXPECT_NE(resume_error("3", "1").find("no epoch 4"), std::string::npos);
+}
+
+TEST(BackupAndRestore, AResumeStepPastTheEpochsLengthIsRefused) {
+  EXPECT_NE(resume_error("1", "6").find("past the 6 steps of an epoch (expected 0..5)"), std::string::npos);
+  EXPECT_NE(resume_error("0", "1000000000000").find("past the 6 steps"), std::string::npos);
+}
+
+TEST(BackupAndRestore, MalformedCountersAreRefusedWithTheFileNamed) {
+  for (const char* bad : {"-1", "1e11", "", " 1", "0x10", "99999999999999999999"}) {
+    EXPECT_NE(resume_error(bad, "0").find("no valid \"resume_epoch\""), std::string::npos) << bad;
+    EXPECT_NE(resume_error("0", bad).find("no valid \"resume_step\""), std::string::npos) << bad;
+  }
+}
+
+TEST(BackupAndRestore, TheLastValidPositionsResume) {
+  EXPECT_EQ(resume_error("3", "0"), "") << "a finished fit's backup: nothing left to train";
+  EXPECT_EQ(resume_error("2", "5"), "") << "the last step of the last epoch";
+}
+
+TEST(BackupAndRestore, AFolderInUseByAnotherRunFailsAtOnceAndIsLeftAlone) {
+  TemporaryFolder folder;
+  const std::string backup_dir = folder.file("backup");
+  write_backup_at(backup_dir, "1", "2");
+  const std::string before = read_text(backup_dir + "/checkpoint.safetensors");
+  // Another run's lock (another open file description conflicts as another process's would).
+  const int other = ::open(backup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(::flock(other, LOCK_EX | LOCK_NB), 0);
+  auto model = testing::toy_classifier();
+  const auto data = testing::toy_data();
+  try {
+    model->fit(data.x, data.y, options_with({std::make_shared<BackupAndRestore>(backup_dir)}));
+    ADD_FAILURE() << "fit ran on a folder another run holds";
+  } catch (const FailedPreconditionError& error) {
+    EXPECT_NE(std::string(error.what()).find("'" + backup_dir + "' is in use by another run"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(read_text(backup_dir + "/checkpoint.safetensors"), before) << "the other run's backup was touched";
+  ::close(other);
+  // Once the other run is gone, this one resumes from its backup.
+  auto recorder = std::make_shared<BatchRecorder>();
+  model->fit(data.x, data.y, options_with({std::make_shared<BackupAndRestore>(backup_dir), recorder}));
+  EXPECT_EQ(recorder->batches.front(), (std::pair<int, int64_t>{1, 2}));
+}
+
+TEST(BackupAndRestore, TheLockIsHeldOnlyWhileFitRuns) {
+  TemporaryFolder folder;
+  const std::string backup_dir = folder.file("backup");
+  const auto data = testing::toy_data();
+  auto backup = std::make_shared<BackupAndRestore>(backup_dir, BackupAndRestoreOptions{.delete_checkpoint = false});
+  auto model = testing::toy_classifier();
+  // A failed fit keeps the backup; the same callback fits again (it holds the lock already).
+  EXPECT_THROW(model->fit(data.x, data.y, options_with({backup, std::make_shared<FailAt>(1, 3)})), InternalError);
+  EXPECT_TRUE(std::filesystem::exists(backup->checkpoint_path())) << "a failed fit must keep its backup";
+  model->fit(data.x, data.y, options_with({backup}));
+  // After a normal end the folder is free for anyone.
+  const int other = ::open(backup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(other, 0);
+  EXPECT_EQ(::flock(other, LOCK_EX | LOCK_NB), 0) << "fit ended but the folder is still locked";
+  ::close(other);
+}
+
 // --- The kill-and-resume check with a separate process.
 
 // Starts the worker; returns its pid.
@@ -201,6 +306,39 @@ TEST(BackupAndRestore, ProcessKilledMidEpochResumesToBitwiseTheSameWeights) {
   EXPECT_EQ(start.substr(0, 2), "1 ") << start;
   EXPECT_EQ(read_text(folder.file("a.safetensors")), read_text(folder.file("b.safetensors")))
       << "final weights differ between the uninterrupted and the killed-and-resumed run";
+  EXPECT_FALSE(std::filesystem::exists(backup_dir + "/checkpoint.safetensors"));
+}
+
+// SIGKILL at random moments, several times in a row, each restart resuming
+// from whatever backup the last one left (or none, when the kill came before
+// the first save): the weights at the end are bitwise those of an
+// uninterrupted run. The seed is printed so that a failure can be replayed.
+TEST(BackupAndRestore, KilledAtRandomMomentsAndResumedEndsWithTheSameWeights) {
+  TemporaryFolder folder;
+  const int clean_status = wait_for_exit(start_worker(folder.file("backup_a"), folder.file("a.safetensors"), 0));
+  ASSERT_TRUE(WIFEXITED(clean_status) && WEXITSTATUS(clean_status) == 0) << "worker failed: " << clean_status;
+
+  const unsigned seed = std::random_device{}();
+  std::mt19937 random(seed);
+  SCOPED_TRACE("kill moments from seed " + std::to_string(seed));
+  // A run is 3 epochs x 12 batches at 10 ms each, plus the process's start.
+  std::uniform_int_distribution<int> kill_after_ms(20, 350);
+  const std::string backup_dir = folder.file("backup_b");
+  int kills = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const pid_t victim = start_worker(backup_dir, folder.file("b.safetensors"), 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kill_after_ms(random)));
+    ::kill(victim, SIGKILL);
+    const int status = wait_for_exit(victim);
+    kills += WIFSIGNALED(status) ? 1 : 0;
+    ASSERT_TRUE(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) << "worker failed: " << status;
+  }
+  // The last run is left to finish.
+  const int final_status = wait_for_exit(start_worker(backup_dir, folder.file("b.safetensors"), 0));
+  ASSERT_TRUE(WIFEXITED(final_status) && WEXITSTATUS(final_status) == 0) << "worker failed: " << final_status;
+  EXPECT_GT(kills, 0) << "no kill landed while a worker was training";
+  EXPECT_EQ(read_text(folder.file("a.safetensors")), read_text(folder.file("b.safetensors")))
+      << "final weights differ after " << kills << " kills";
   EXPECT_FALSE(std::filesystem::exists(backup_dir + "/checkpoint.safetensors"));
 }
 

@@ -13,7 +13,10 @@
 //                                       "/tmp/backup", keras::BackupAndRestoreOptions{.save_freq = 100})}});
 //
 // Each save replaces the file atomically, so a kill at any moment leaves the
-// previous backup whole. What is not saved: other callbacks' state, Dropout's
+// previous backup whole. While fit runs, the backup folder is locked: a second
+// run on the same folder fails at once (FailedPreconditionError) instead of
+// racing this one. A backup whose position does not fit this fit (an epoch
+// past `epochs`, a step past the epoch's length) is refused with the file named. What is not saved: other callbacks' state, Dropout's
 // random stream position, a Dataset's position (it is replayed from the start
 // of its pass).
 #pragma once
@@ -21,10 +24,14 @@
 #include <accel/keras/callbacks/callback.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace accel::keras {
+namespace detail {
+class FolderLock;
+}
 
 struct BackupAndRestoreOptions {
   // Also save every this many batches (counted since the last save); unset:
@@ -37,6 +44,7 @@ struct BackupAndRestoreOptions {
 class BackupAndRestore final : public Callback {
  public:
   explicit BackupAndRestore(std::string backup_dir, BackupAndRestoreOptions options = {});
+  ~BackupAndRestore() override;
 
   void on_train_begin(const Logs& logs) override;
   void on_epoch_begin(int epoch, const Logs& logs) override;
@@ -55,6 +63,7 @@ class BackupAndRestore final : public Callback {
   BackupAndRestoreOptions options_;
   int current_epoch_ = 0;
   int64_t batches_since_save_ = 0;
+  std::unique_ptr<detail::FolderLock> lock_;  // held from on_train_begin to on_train_end
 };
 
 }  // namespace accel::keras
