@@ -1,22 +1,42 @@
-// Whole-file reads for the readers, with transparent gzip: a file starting
-// with the gzip magic (1f 8b) is inflated, anything else is taken as is.
+// ByteReader: one file's bytes read front to back, gzip (detected by the
+// magic 1f 8b, not by the name) inflated only as far as the caller reads.
+// A reader that knows how many bytes it expects never inflates more than
+// that plus one chunk, so a decompression bomb costs no memory.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace accel::data::detail {
 
-struct FileBytes {
-  std::vector<uint8_t> bytes;  // decompressed when the file was gzip
-  bool was_gzip = false;
-  // "byte 12" or, for gzip files, "decompressed byte 12".
-  std::string location(uint64_t offset) const;
-};
+class ByteReader {
+ public:
+  // The bytes of the file at `path` as stored; NotFoundError when it cannot be opened.
+  static ByteReader open_file(const std::string& path);
+  // `stored`: a file's bytes as stored (raw or gzip); `name` is the file errors name.
+  ByteReader(std::vector<uint8_t> stored, std::string name);
+  ~ByteReader();
+  ByteReader(ByteReader&&) noexcept;
+  ByteReader& operator=(ByteReader&&) noexcept;
 
-// Throws NotFoundError when the file cannot be opened and DataError (file and
-// compressed byte offset) when a gzip stream is corrupt or truncated.
-FileBytes read_file_bytes(const std::string& path);
+  // Appends up to `count` bytes to `out` and returns how many it appended:
+  // fewer only when the data ends. DataError (the file and its compressed
+  // byte offset) for a corrupt or truncated gzip stream, or for bytes after
+  // the last gzip member that are not another member.
+  uint64_t read(uint64_t count, std::vector<uint8_t>& out);
+  // True when no byte is left (inflates at most one chunk to find out).
+  bool at_end();
+
+  const std::string& name() const noexcept;
+  bool was_gzip() const noexcept;
+  // "byte 12", or "decompressed byte 12" for a gzip file.
+  std::string location(uint64_t offset) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace accel::data::detail

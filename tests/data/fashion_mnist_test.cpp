@@ -1,7 +1,11 @@
 // load_fashion_mnist on the real files when installed (Debian's
-// dataset-fashion-mnist), and the directory override.
+// dataset-fashion-mnist), the directory override, and small written
+// directories with one defect each (image size, label range, empty split,
+// count mismatch), each a DataError naming the file.
+#include <accel/data/data_error.hpp>
 #include <accel/data/dataset.hpp>
 #include <accel/data/fashion_mnist.hpp>
+#include <accel/data/idx_reader.hpp>
 #include <accel/error.hpp>
 
 #include "data_test_support.hpp"
@@ -11,6 +15,91 @@
 
 namespace accel::data {
 namespace {
+
+void append_big_endian(std::vector<uint8_t>& out, uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
+}
+
+std::vector<uint8_t> images_file(uint32_t count, uint32_t rows = 28, uint32_t cols = 28) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxImagesMagic);
+  for (uint32_t dim : {count, rows, cols}) append_big_endian(bytes, dim);
+  bytes.resize(bytes.size() + size_t{count} * rows * cols, 128);
+  return bytes;
+}
+
+std::vector<uint8_t> labels_file(const std::vector<uint8_t>& labels) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxLabelsMagic);
+  append_big_endian(bytes, static_cast<uint32_t>(labels.size()));
+  bytes.insert(bytes.end(), labels.begin(), labels.end());
+  return bytes;
+}
+
+// A Fashion-MNIST directory of 3 train and 2 test examples.
+struct SmallDataset {
+  testing::TemporaryDirectory directory;
+  SmallDataset() {
+    write("train-images-idx3-ubyte", images_file(3));
+    write("train-labels-idx1-ubyte", labels_file({0, 9, 4}));
+    write("t10k-images-idx3-ubyte", images_file(2));
+    write("t10k-labels-idx1-ubyte", labels_file({1, 2}));
+  }
+  void write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    testing::write_bytes(directory.file(name), bytes);
+  }
+  std::string dir() const { return directory.path().string(); }
+};
+
+// Expects a DataError naming the file `name` of `dataset` and saying `text`.
+void expect_defect(const SmallDataset& dataset, const std::string& name, const std::string& text) {
+  try {
+    load_fashion_mnist(dataset.dir());
+    FAIL() << "expected a DataError for " << name;
+  } catch (const DataError& error) {
+    EXPECT_EQ(error.file(), dataset.directory.file(name)) << error.what();
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+  }
+}
+
+TEST(FashionMnistTest, LoadsAWellFormedDirectory) {
+  SmallDataset dataset;
+  FashionMnist data = load_fashion_mnist(dataset.dir());
+  EXPECT_EQ(data.train_images.shape(), (Shape{3, 28, 28}));
+  EXPECT_EQ(data.train_labels.to_vector<int32_t>(), (std::vector<int32_t>{0, 9, 4}));
+  EXPECT_EQ(data.test_images.shape(), (Shape{2, 28, 28}));
+}
+
+TEST(FashionMnistTest, ImagesThatAreNot28x28AreNamed) {
+  SmallDataset dataset;
+  dataset.write("t10k-images-idx3-ubyte", images_file(2, 28, 27));
+  expect_defect(dataset, "t10k-images-idx3-ubyte", "byte 12: images are 28x27, expected 28x28");
+}
+
+TEST(FashionMnistTest, ALabelOutsideTheTenClassesIsNamed) {
+  SmallDataset dataset;
+  dataset.write("train-labels-idx1-ubyte", labels_file({0, 200, 4}));
+  expect_defect(dataset, "train-labels-idx1-ubyte", "byte 9: label 200 of example 1 is outside [0, 10)");
+}
+
+TEST(FashionMnistTest, AnEmptySplitIsNamed) {
+  SmallDataset dataset;
+  dataset.write("t10k-images-idx3-ubyte", images_file(0));
+  expect_defect(dataset, "t10k-images-idx3-ubyte", "holds no images");
+}
+
+TEST(FashionMnistTest, MoreLabelsThanImagesNamesBothFiles) {
+  SmallDataset dataset;
+  dataset.write("train-labels-idx1-ubyte", labels_file({0, 9, 4, 4}));
+  expect_defect(dataset, "train-labels-idx1-ubyte",
+                "byte 4: holds 4 labels but '" + dataset.directory.file("train-images-idx3-ubyte") + "' holds 3");
+}
+
+TEST(FashionMnistTest, ALabelsFileWhereImagesBelongIsNamed) {
+  SmallDataset dataset;
+  dataset.write("train-images-idx3-ubyte", labels_file({0, 9, 4}));
+  expect_defect(dataset, "train-images-idx3-ubyte", "byte 0: IDX magic 0x00000801 is not the images magic");
+}
 
 TEST(FashionMnistTest, EnvironmentOverridesTheDefaultDirectory) {
   const char* previous = std::getenv("ACCEL_FASHION_MNIST_DIR");

@@ -1,5 +1,6 @@
 // IDX readers on small files the tests write: raw and gzip, dtypes, and the
-// errors for bad magic, truncation and trailing bytes.
+// errors for bad magic, truncation, trailing bytes, forged dims, empty sets,
+// unexpected image sizes, labels out of range and decompression bombs.
 #include <accel/data/data_error.hpp>
 #include <accel/data/idx_reader.hpp>
 #include <accel/error.hpp>
@@ -7,6 +8,10 @@
 #include "data_test_support.hpp"
 
 #include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace accel::data {
 namespace {
@@ -35,6 +40,39 @@ std::vector<uint8_t> labels_file() {
   append_big_endian(bytes, 3);
   for (uint8_t label : {9, 0, 4}) bytes.push_back(label);
   return bytes;
+}
+
+// An images header [count, rows, cols] followed by `payload` bytes.
+std::vector<uint8_t> images_header(uint32_t count, uint32_t rows, uint32_t cols) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxImagesMagic);
+  for (uint32_t dim : {count, rows, cols}) append_big_endian(bytes, dim);
+  return bytes;
+}
+
+std::vector<uint8_t> labels_with(const std::vector<uint8_t>& labels) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxLabelsMagic);
+  append_big_endian(bytes, static_cast<uint32_t>(labels.size()));
+  bytes.insert(bytes.end(), labels.begin(), labels.end());
+  return bytes;
+}
+
+std::vector<uint8_t> read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Expects a DataError naming `path` whose message contains `text`.
+template <typename Call>
+void expect_data_error_saying(Call call, const std::string& path, const std::string& text) {
+  try {
+    call();
+    FAIL() << "expected DataError for " << path;
+  } catch (const DataError& error) {
+    EXPECT_EQ(error.file(), path);
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+  }
 }
 
 void write_gzip(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -146,6 +184,90 @@ TEST(IdxReaderTest, EmptyAndMissingFiles) {
   write_bytes(directory.file("empty"), {});
   expect_data_error([&] { read_idx(directory.file("empty")); }, directory.file("empty"), "byte 0");
   EXPECT_THROW(read_idx(directory.file("missing")), NotFoundError);
+}
+
+TEST(IdxReaderTest, DimsWhoseProductIsAbsurdAreRefusedBeforeAnyAllocation) {
+  TemporaryDirectory directory;
+  // 65536 x 65536 x 65536 overflows nothing here but would ask for 2^48 bytes.
+  write_bytes(directory.file("huge"), images_header(65536, 65536, 65536));
+  expect_data_error_saying([&] { read_idx(directory.file("huge")); }, directory.file("huge"),
+                           "more than the 2147483648 elements");
+  // 2^32-1 cubed would wrap a 64-bit product.
+  write_bytes(directory.file("wrap"), images_header(0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF));
+  expect_data_error([&] { read_idx(directory.file("wrap")); }, directory.file("wrap"), "byte 4");
+}
+
+TEST(IdxReaderTest, ZeroImagesOrLabelsAreAnError) {
+  TemporaryDirectory directory;
+  write_bytes(directory.file("no-images"), images_header(0, 28, 28));
+  expect_data_error_saying([&] { read_idx_images(directory.file("no-images")); }, directory.file("no-images"),
+                           "holds no images");
+  write_bytes(directory.file("no-labels"), labels_with({}));
+  expect_data_error([&] { read_idx_labels(directory.file("no-labels")); }, directory.file("no-labels"), "byte 4");
+}
+
+TEST(IdxReaderTest, ImagesOfZeroRowsAreAnError) {
+  TemporaryDirectory directory;
+  write_bytes(directory.file("flat"), images_header(3, 0, 28));
+  expect_data_error([&] { read_idx_images(directory.file("flat")); }, directory.file("flat"), "byte 8");
+}
+
+TEST(IdxReaderTest, ImagesOfAnotherSizeThanExpectedNameTheDimension) {
+  TemporaryDirectory directory;
+  auto bytes = images_header(1, 28, 27);
+  bytes.resize(bytes.size() + 28 * 27);
+  write_bytes(directory.file("28x27"), bytes);
+  EXPECT_EQ(read_idx_images(directory.file("28x27")).shape(), (Shape{1, 28, 27}));  // any size by default
+  expect_data_error([&] { read_idx_images(directory.file("28x27"), DType::kUInt8, {28, 28}); },
+                    directory.file("28x27"), "byte 12");
+  expect_data_error_saying([&] { read_idx_images(directory.file("28x27"), DType::kUInt8, {28, 28}); },
+                           directory.file("28x27"), "images are 28x27, expected 28x28");
+}
+
+TEST(IdxReaderTest, LabelOutsideTheClassesNamesItsByte) {
+  TemporaryDirectory directory;
+  write_bytes(directory.file("labels"), labels_with({3, 9, 200, 1}));
+  EXPECT_EQ(read_idx_labels(directory.file("labels")).shape(), (Shape{4}));  // any value by default
+  expect_data_error([&] { read_idx_labels(directory.file("labels"), DType::kInt32, 10); },
+                    directory.file("labels"), "byte 10");
+  expect_data_error_saying([&] { read_idx_labels(directory.file("labels"), DType::kInt32, 10); },
+                           directory.file("labels"), "label 200 of example 2 is outside [0, 10)");
+}
+
+TEST(IdxReaderTest, GzipBombStopsAtTheSizeTheHeaderImplies) {
+  TemporaryDirectory directory;
+  // One 28x28 image, then 16 MiB of zeros that compress to about 16 KiB.
+  auto bytes = images_header(1, 28, 28);
+  bytes.resize(bytes.size() + 28 * 28 + (size_t{16} << 20));
+  write_gzip(directory.file("bomb.gz"), bytes);
+  ASSERT_LT(std::filesystem::file_size(directory.file("bomb.gz")), size_t{1} << 20);
+  expect_data_error([&] { read_idx_images(directory.file("bomb.gz")); }, directory.file("bomb.gz"),
+                    "decompressed byte 800");
+  expect_data_error_saying([&] { read_idx_images(directory.file("bomb.gz")); }, directory.file("bomb.gz"),
+                           "unexpected bytes after the IDX data of shape (1, 28, 28)");
+}
+
+TEST(IdxReaderTest, GarbageAfterTheGzipStreamIsAnError) {
+  TemporaryDirectory directory;
+  write_gzip(directory.file("labels.gz"), labels_file());
+  auto compressed = read_whole(directory.file("labels.gz"));
+  const size_t gzip_size = compressed.size();
+  compressed.insert(compressed.end(), {'j', 'u', 'n', 'k'});
+  write_bytes(directory.file("junk.gz"), compressed);
+  expect_data_error([&] { read_idx_labels(directory.file("junk.gz")); }, directory.file("junk.gz"),
+                    "byte " + std::to_string(gzip_size));
+}
+
+TEST(IdxReaderTest, ConcatenatedGzipMembersReadAsOneFile) {
+  TemporaryDirectory directory;
+  const auto whole = labels_file();
+  write_gzip(directory.file("a.gz"), {whole.begin(), whole.begin() + 6});
+  write_gzip(directory.file("b.gz"), {whole.begin() + 6, whole.end()});
+  auto both = read_whole(directory.file("a.gz"));
+  const auto second = read_whole(directory.file("b.gz"));
+  both.insert(both.end(), second.begin(), second.end());
+  write_bytes(directory.file("both.gz"), both);
+  EXPECT_EQ(read_idx_labels(directory.file("both.gz")).to_vector<int32_t>(), (std::vector<int32_t>{9, 0, 4}));
 }
 
 }  // namespace

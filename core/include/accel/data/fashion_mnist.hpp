@@ -29,7 +29,10 @@ std::string default_fashion_mnist_dir();
 
 // Reads {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] from `dir` (the
 // default directory when empty). Throws NotFoundError naming the directory and
-// the files looked for when they are missing.
+// the files looked for when they are missing, and DataError naming the file
+// and byte for anything read_idx rejects, images that are not 28x28, a label
+// outside [0, 10), an empty file, or a labels file whose count differs from
+// its images file's.
 FashionMnist load_fashion_mnist(const std::string& dir = {}, const FashionMnistOptions& options = {});
 
 }  // namespace accel::data
