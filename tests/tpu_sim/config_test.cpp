@@ -159,7 +159,7 @@ TEST(ConfigErrors, ZeroAndNegativeSizes) {
   ConfigError error = load_error(replace(kValid, "rows: 128", "rows: 0"));
   EXPECT_EQ(error.key(), "core.mxu.rows");
   EXPECT_EQ(error.line(), 10);
-  EXPECT_EQ(error.expected(), "a positive integer");
+  EXPECT_EQ(error.expected(), "an integer in [1, 4096]");
   error = load_error(replace(kValid, "bandwidth_bytes_per_s: 1e12", "bandwidth_bytes_per_s: -1e12"));
   EXPECT_EQ(error.key(), "hbm.bandwidth_bytes_per_s");
   error = load_error(replace(kValid, "vmem_bytes: 16 MiB", "vmem_bytes: 0"));

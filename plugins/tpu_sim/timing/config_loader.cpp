@@ -4,17 +4,19 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "timing/config_error.hpp"
+#include "timing/hardware_limits.hpp"
+#include "timing/quantity_text.hpp"
+#include "timing/yaml_structure_check.hpp"
 
 namespace accel::tpu {
 namespace {
@@ -45,26 +47,6 @@ std::string join_keys(const std::vector<std::string>& keys) {
   std::string out;
   for (const auto& key : keys) out += (out.empty() ? "'" : ", '") + key + "'";
   return out;
-}
-
-// Parses "16 MiB", "1.5 GB", "4096" into bytes.
-bool parse_byte_size(std::string_view text, double& bytes) {
-  std::string s(text);
-  std::istringstream in(s);
-  double value = 0;
-  if (!(in >> value)) return false;
-  std::string unit;
-  in >> unit;
-  std::string rest;
-  if (in >> rest) return false;
-  static const std::map<std::string, double> kUnits{
-      {"", 1.0},          {"B", 1.0},           {"KiB", 1024.0}, {"MiB", 1024.0 * 1024},
-      {"GiB", 1073741824.0}, {"KB", 1e3},       {"MB", 1e6},     {"GB", 1e9},
-      {"TB", 1e12},       {"TiB", 1099511627776.0}};
-  const auto it = kUnits.find(unit);
-  if (it == kUnits.end()) return false;
-  bytes = value * it->second;
-  return true;
 }
 
 // Context of one load: file name, which dotted keys were overridden.
@@ -99,7 +81,7 @@ class MappingReader {
                     "a mapping of keys " + join_keys(known_));
     }
     for (const auto& entry : node_) {
-      const std::string key = entry.first.as<std::string>();
+      const std::string key = entry.first.Scalar();  // check_yaml_structure: keys are scalars
       if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
       const std::string suggestion = closest_key(key, known_);
       const std::string problem =
@@ -130,50 +112,33 @@ class MappingReader {
     return value.Scalar();
   }
 
-  double number(const std::string& key, const std::string& expected = "a positive number") const {
+  // A finite number; its range is checked on the whole Hardware (check_field_ranges).
+  double number(const std::string& key) const {
     const YAML::Node value = required(key);
     double out = 0;
-    if (!value.IsScalar() || !parse_number(value.Scalar(), out)) {
-      context_.fail(full(key), value, fmt::format("'{}' is '{}', not a number", full(key), scalar_of(value)),
-                    expected);
+    if (!value.IsScalar() || !parse_finite_number(value.Scalar(), out)) {
+      context_.fail(full(key), value, fmt::format("'{}' is {}, not a finite number", full(key), shown(value)),
+                    expected_for(key, "a finite number"));
     }
     return out;
   }
 
-  double positive_number(const std::string& key) const {
-    const double out = number(key);
-    if (!(out > 0)) context_.fail(full(key), required(key), fmt::format("'{}' is {}", full(key), out), "a positive number");
-    return out;
-  }
+  double optional_number(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
 
-  double non_negative_number(const std::string& key, double fallback) const {
-    if (!has(key)) return fallback;
-    const double out = number(key, "a number >= 0");
-    if (out < 0) context_.fail(full(key), required(key), fmt::format("'{}' is {}", full(key), out), "a number >= 0");
-    return out;
-  }
+  // An integer that fits an int; its range is checked later like number's.
+  int integer(const std::string& key) const { return to_int(key, required(key)); }
 
-  int positive_int(const std::string& key) const {
+  // A size in bytes ("16 MiB") that fits an int64 (llround of anything larger is undefined).
+  std::int64_t bytes(const std::string& key) const {
     const YAML::Node value = required(key);
     double out = 0;
-    if (!value.IsScalar() || !parse_number(value.Scalar(), out) || out != std::floor(out) || out > 1e9) {
-      context_.fail(full(key), value, fmt::format("'{}' is '{}', not an integer", full(key), scalar_of(value)),
-                    "a positive integer");
-    }
-    if (out <= 0) context_.fail(full(key), value, fmt::format("'{}' is {}", full(key), out), "a positive integer");
-    return static_cast<int>(out);
-  }
-
-  std::int64_t bytes(const std::string& key, bool allow_zero = false) const {
-    const YAML::Node value = required(key);
-    double out = 0;
-    const std::string expected = allow_zero ? "a size >= 0 in bytes, e.g. 4096 or '16 MiB'"
-                                            : "a positive size in bytes, e.g. 4096 or '16 MiB'";
     if (!value.IsScalar() || !parse_byte_size(value.Scalar(), out)) {
-      context_.fail(full(key), value, fmt::format("'{}' is '{}', not a size", full(key), scalar_of(value)), expected);
+      context_.fail(full(key), value, fmt::format("'{}' is {}, not a size", full(key), shown(value)),
+                    expected_for(key, "a size in bytes, e.g. 4096 or '16 MiB'"));
     }
-    if (out < 0 || (!allow_zero && out == 0)) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}", full(key), scalar_of(value)), expected);
+    if (!(std::fabs(out) < 0x1p62)) {
+      context_.fail(full(key), value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
+                    expected_for(key, "a size in bytes"));
     }
     return static_cast<std::int64_t>(std::llround(out));
   }
@@ -188,17 +153,12 @@ class MappingReader {
 
   std::vector<int> int_list(const std::string& key) const {
     const YAML::Node value = required(key);
-    std::vector<int> out;
     if (!value.IsSequence() || value.size() == 0) {
-      context_.fail(full(key), value, fmt::format("'{}' is not a list", full(key)), "a list of positive integers, e.g. [4, 4, 4]");
+      context_.fail(full(key), value, fmt::format("'{}' is not a list", full(key)),
+                    "a list of positive integers, e.g. [4, 4, 4]");
     }
-    for (const auto& item : value) {
-      double number = 0;
-      if (!item.IsScalar() || !parse_number(item.Scalar(), number) || number <= 0 || number != std::floor(number)) {
-        context_.fail(full(key), item, fmt::format("'{}' holds '{}'", full(key), scalar_of(item)), "positive integers");
-      }
-      out.push_back(static_cast<int>(number));
-    }
+    std::vector<int> out;
+    for (const auto& item : value) out.push_back(to_int(key, item));
     return out;
   }
 
@@ -206,13 +166,32 @@ class MappingReader {
   const YAML::Node& node() const { return node_; }
 
  private:
-  static bool parse_number(const std::string& text, double& out) {
-    std::istringstream in(text);
-    in >> out;
-    std::string rest;
-    return !in.fail() && !(in >> rest) && std::isfinite(out);
+  int to_int(const std::string& key, const YAML::Node& value) const {
+    double out = 0;
+    if (!value.IsScalar() || !parse_finite_number(value.Scalar(), out) || out != std::floor(out)) {
+      context_.fail(full(key), value, fmt::format("'{}' is {}, not an integer", full(key), shown(value)),
+                    expected_for(key, "an integer"));
+    }
+    if (out < std::numeric_limits<int>::min() || out > std::numeric_limits<int>::max()) {
+      context_.fail(full(key), value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
+                    expected_for(key, "an integer"));
+    }
+    return static_cast<int>(out);
   }
-  static std::string scalar_of(const YAML::Node& node) { return node.IsScalar() ? node.Scalar() : "<not a scalar>"; }
+
+  // The field's documented range when it has one, else `fallback`.
+  std::string expected_for(const std::string& key, const std::string& fallback) const {
+    const FieldLimit* limit = find_field_limit(full(key));
+    return limit != nullptr ? describe_range(*limit) : fallback;
+  }
+
+  static std::string shown(const YAML::Node& node) {
+    if (node.IsNull()) return "empty";
+    if (node.IsMap()) return "a mapping";
+    if (node.IsSequence()) return "a list";
+    const std::string& text = node.Scalar();
+    return "'" + (text.size() > 40 ? text.substr(0, 37) + "..." : text) + "'";
+  }
 
   YAML::Node node_;
   std::string path_;
@@ -238,14 +217,10 @@ void check_hardware(const Hardware& hw, const KeyLocator& locate) {
     const Location where = locate(key);
     throw ConfigError(where.file, where.line, where.column, key, problem, expected);
   };
+  // Ranges first: the products below stay in int64 only for in-range fields.
+  check_field_ranges(hw, fail);
   const auto& core = hw.core;
   const auto& mxu = core.mxu;
-  if (mxu.rows <= 0 || mxu.columns <= 0) fail("core.mxu.rows", "MXU size must be positive", "rows and columns >= 1");
-  if (core.mxus <= 0) fail("core.mxus", fmt::format("'core.mxus' is {}", core.mxus), "a positive integer");
-  if (hw.clock_hz <= 0) fail("clock_hz", fmt::format("'clock_hz' is {}", hw.clock_hz), "a positive frequency in Hz");
-  if (hw.hbm.bandwidth_bytes_per_s <= 0) {
-    fail("hbm.bandwidth_bytes_per_s", "HBM bandwidth must be positive", "bytes per second > 0");
-  }
   // One MXU tile of each operand, double-buffered inputs and weights, plus the
   // output tile (in VMEM unless there are dedicated accumulators), per MXU.
   const std::int64_t tile = static_cast<std::int64_t>(mxu.rows) * mxu.columns;
@@ -287,28 +262,49 @@ void check_hardware(const Hardware& hw, const KeyLocator& locate) {
     fail("interconnect.links", fmt::format("{} links cannot form a {}", net.links, to_string(net.topology)),
          fmt::format("at least {} links per chip", 2 * rank));
   }
-  if (net.link_bandwidth_bytes_per_s <= 0) {
-    fail("interconnect.link_bandwidth_bytes_per_s", "link bandwidth must be positive", "bytes per second > 0");
-  }
 }
 
 
+std::string override_name(const FieldOverride& field) { return "override '" + field.key + "=" + field.value + "'"; }
+
+// A YAML exception as a ConfigError at its mark in `file`.
+ConfigError yaml_error(const std::string& file, const YAML::Exception& error) {
+  if (error.mark.is_null()) return ConfigError(file, 0, 0, "", error.msg, "a valid hardware description");
+  return ConfigError(file, error.mark.line + 1, error.mark.column + 1, "", error.msg, "valid YAML");
+}
+
 void apply_override(YAML::Node root, const FieldOverride& field, LoadContext& context) {
+  const std::string name = override_name(field);
   std::vector<std::string> parts;
   std::stringstream stream(field.key);
   for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
+  if (parts.empty() || parts.back().empty()) {
+    throw ConfigError(name, 0, 0, field.key, "empty key", "a dotted key such as core.mxu.rows");
+  }
   YAML::Node node = root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    YAML::Node next = node[parts[i]];
+    YAML::Node next = node.IsMap() ? node[parts[i]] : YAML::Node();
     if (!next.IsDefined() || !next.IsMap()) {
-      throw ConfigError("override '" + field.key + "=" + field.value + "'", 0, 0, field.key,
-                        fmt::format("'{}' does not name a section", parts[i]), "a dotted key such as core.mxu.rows");
+      throw ConfigError(name, 0, 0, field.key, fmt::format("'{}' does not name a section", parts[i]),
+                        "a dotted key such as core.mxu.rows");
     }
     node.reset(next);
   }
-  node[parts.back()] = YAML::Load(field.value);
+  if (!node.IsMap() && !node.IsNull()) {
+    throw ConfigError(name, 0, 0, field.key, "the document is not a mapping", "a hardware description");
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(field.value);
+  } catch (const YAML::Exception& error) {
+    throw yaml_error(name, error);
+  }
+  check_yaml_structure(value, name);
+  node[parts.back()] = value;
   context.overridden[field.key] = field.key + "=" + field.value;
 }
+
+Hardware read_hardware(const YAML::Node& root, const std::string& source_name, const LoadContext& context);
 
 }  // namespace
 
@@ -323,15 +319,30 @@ FieldOverride parse_field_override(std::string_view text) {
 
 Hardware load_hardware_text(std::string_view yaml, const std::string& source_name,
                             const std::vector<FieldOverride>& overrides) {
+  if (yaml.size() > kMaxHardwareFileBytes) {
+    throw ConfigError(source_name, 0, 0, "", fmt::format("{} bytes is too large for a hardware description", yaml.size()),
+                      fmt::format("at most {} bytes", kMaxHardwareFileBytes));
+  }
   LoadContext context{source_name, {}};
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
-  } catch (const YAML::ParserException& error) {
-    throw ConfigError(source_name, error.mark.line + 1, error.mark.column + 1, "", error.msg, "valid YAML");
+  } catch (const YAML::Exception& error) {
+    throw yaml_error(source_name, error);
   }
+  check_yaml_structure(root, source_name);
   for (const auto& field : overrides) apply_override(root, field, context);
+  try {
+    return read_hardware(root, source_name, context);
+  } catch (const YAML::Exception& error) {
+    // The readers check types before converting; this is the net under them.
+    throw yaml_error(source_name, error);
+  }
+}
 
+namespace {
+
+Hardware read_hardware(const YAML::Node& root, const std::string& source_name, const LoadContext& context) {
   // Keys are declared per mapping: a key not listed here is an error.
   MappingReader top(root, "", context,
                     {"name", "description", "clock_hz", "clock_source", "published_peak_ops_per_s", "chips",
@@ -339,45 +350,45 @@ Hardware load_hardware_text(std::string_view yaml, const std::string& source_nam
   Hardware hw;
   hw.source = source_name;
   hw.name = top.text("name");
-  hw.clock_hz = top.positive_number("clock_hz");
+  hw.clock_hz = top.number("clock_hz");
   const std::string clock_source = top.text("clock_source");
   if (clock_source != "published" && clock_source != "derived_from_peak") {
     context.fail("clock_source", top.required("clock_source"), fmt::format("'clock_source' is '{}'", clock_source),
                  "'published' or 'derived_from_peak'");
   }
   hw.clock_derived_from_peak = clock_source == "derived_from_peak";
-  hw.published_peak_ops_per_s = top.positive_number("published_peak_ops_per_s");
-  hw.chips = top.positive_int("chips");
-  hw.cores_per_chip = top.positive_int("tensor_cores_per_chip");
+  hw.published_peak_ops_per_s = top.number("published_peak_ops_per_s");
+  hw.chips = top.integer("chips");
+  hw.cores_per_chip = top.integer("tensor_cores_per_chip");
 
   const MappingReader core = top.child("core", {"mxus", "mxu", "vector_unit", "vmem_bytes", "accumulator_bytes"});
-  hw.core.mxus = core.positive_int("mxus");
+  hw.core.mxus = core.integer("mxus");
   hw.core.vmem_bytes = core.bytes("vmem_bytes");
-  hw.core.accumulator_bytes = core.has("accumulator_bytes") ? core.bytes("accumulator_bytes", true) : 0;
+  hw.core.accumulator_bytes = core.has("accumulator_bytes") ? core.bytes("accumulator_bytes") : 0;
   const MappingReader mxu = core.child("mxu", {"rows", "columns", "dataflow", "input_type", "accumulator_type"});
-  hw.core.mxu.rows = mxu.positive_int("rows");
-  hw.core.mxu.columns = mxu.positive_int("columns");
+  hw.core.mxu.rows = mxu.integer("rows");
+  hw.core.mxu.columns = mxu.integer("columns");
   hw.core.mxu.dataflow = mxu.choice<Dataflow>("dataflow", parse_dataflow, "ws, os or is");
   hw.core.mxu.input_type = mxu.choice<NumberType>("input_type", parse_number_type, "int8, bf16, fp16 or fp32");
   hw.core.mxu.accumulator_type =
       mxu.choice<NumberType>("accumulator_type", parse_number_type, "int32 or fp32");
   const MappingReader vector = core.child("vector_unit", {"sublanes", "lanes", "alus_per_lane"});
-  hw.core.vector_unit.sublanes = vector.positive_int("sublanes");
-  hw.core.vector_unit.lanes = vector.positive_int("lanes");
-  hw.core.vector_unit.alus_per_lane = vector.positive_int("alus_per_lane");
+  hw.core.vector_unit.sublanes = vector.integer("sublanes");
+  hw.core.vector_unit.lanes = vector.integer("lanes");
+  hw.core.vector_unit.alus_per_lane = vector.integer("alus_per_lane");
 
   const MappingReader hbm = top.child("hbm", {"capacity_bytes", "bandwidth_bytes_per_s"});
   hw.hbm.capacity_bytes = hbm.bytes("capacity_bytes");
-  hw.hbm.bandwidth_bytes_per_s = hbm.positive_number("bandwidth_bytes_per_s");
+  hw.hbm.bandwidth_bytes_per_s = hbm.number("bandwidth_bytes_per_s");
 
   const MappingReader net =
       top.child("interconnect", {"topology", "links", "link_bandwidth_bytes_per_s", "link_latency_s", "dims"});
   hw.interconnect.topology = net.choice<Topology>("topology", parse_topology,
                                                   "none, ring, mesh_2d, torus_2d, mesh_3d or torus_3d");
   if (hw.interconnect.topology != Topology::kNone) {
-    hw.interconnect.links = net.positive_int("links");
-    hw.interconnect.link_bandwidth_bytes_per_s = net.positive_number("link_bandwidth_bytes_per_s");
-    hw.interconnect.link_latency_s = net.non_negative_number("link_latency_s", 0.0);
+    hw.interconnect.links = net.integer("links");
+    hw.interconnect.link_bandwidth_bytes_per_s = net.number("link_bandwidth_bytes_per_s");
+    hw.interconnect.link_latency_s = net.optional_number("link_latency_s", 0.0);
     hw.interconnect.dims = net.int_list("dims");
   }
 
@@ -396,11 +407,25 @@ Hardware load_hardware_text(std::string_view yaml, const std::string& source_nam
   return hw;
 }
 
+}  // namespace
+
 Hardware load_hardware_file(const std::filesystem::path& path, const std::vector<FieldOverride>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string(), 0, 0, "", "cannot open the hardware description", "a readable YAML file");
+  std::error_code error;
+  // Not a FIFO, device or folder: those would hang or read nothing.
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError(path.string(), 0, 0, "", "not a readable file", "a YAML hardware description file");
+  }
+  const auto size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxHardwareFileBytes) {
+    throw ConfigError(path.string(), 0, 0, "", error ? "cannot read its size" : fmt::format("{} bytes is too large", size),
+                      fmt::format("a hardware description of at most {} bytes", kMaxHardwareFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
   std::stringstream text;
-  text << in.rdbuf();
+  const bool read = in && (size == 0 || (text << in.rdbuf()));
+  if (!read) {
+    throw ConfigError(path.string(), 0, 0, "", "cannot read the hardware description", "a readable YAML file");
+  }
   return load_hardware_text(text.str(), path.string(), overrides);
 }
 

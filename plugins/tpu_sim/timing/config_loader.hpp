@@ -1,9 +1,13 @@
 // Reads a TPU hardware description (YAML, schema in docs/tpu-emulator.md)
 // into a Hardware, applying "dotted.key=value" overrides for what-if
-// studies, and validates it. Every problem is a ConfigError naming the file,
-// line, column and key.
+// studies, and validates it: every field against its physical range
+// (hardware_limits.hpp), the cross-field rules, duplicate keys and alias
+// abuse (yaml_structure_check.hpp). Every problem, a YAML syntax error
+// included, is a ConfigError naming the file (or the override), line,
+// column and key; no yaml-cpp exception leaves the loader.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,6 +16,9 @@
 #include "timing/hardware_config.hpp"
 
 namespace accel::tpu {
+
+// Largest hardware description read (a preset is about 2 KiB).
+inline constexpr std::size_t kMaxHardwareFileBytes = 1 << 20;
 
 // An override of one field, e.g. "core.mxu.rows=64" or "hbm.bandwidth_bytes_per_s=2e12".
 struct FieldOverride {
