@@ -108,7 +108,7 @@ class MappingReader {
 
   std::string text(const std::string& key) const {
     const YAML::Node value = required(key);
-    if (!value.IsScalar()) context_.fail(full(key), value, fmt::format("'{}' is not a scalar", full(key)), "a string");
+    if (!value.IsScalar()) fail_value(key, value, fmt::format("'{}' is not a scalar", full(key)), "a string");
     return value.Scalar();
   }
 
@@ -117,7 +117,7 @@ class MappingReader {
     const YAML::Node value = required(key);
     double out = 0;
     if (!value.IsScalar() || !parse_finite_number(value.Scalar(), out)) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}, not a finite number", full(key), shown(value)),
+      fail_value(key, value, fmt::format("'{}' is {}, not a finite number", full(key), shown(value)),
                     expected_for(key, "a finite number"));
     }
     return out;
@@ -133,11 +133,11 @@ class MappingReader {
     const YAML::Node value = required(key);
     double out = 0;
     if (!value.IsScalar() || !parse_byte_size(value.Scalar(), out)) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}, not a size", full(key), shown(value)),
+      fail_value(key, value, fmt::format("'{}' is {}, not a size", full(key), shown(value)),
                     expected_for(key, "a size in bytes, e.g. 4096 or '16 MiB'"));
     }
     if (!(std::fabs(out) < 0x1p62)) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
+      fail_value(key, value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
                     expected_for(key, "a size in bytes"));
     }
     return static_cast<std::int64_t>(std::llround(out));
@@ -169,14 +169,27 @@ class MappingReader {
   int to_int(const std::string& key, const YAML::Node& value) const {
     double out = 0;
     if (!value.IsScalar() || !parse_finite_number(value.Scalar(), out) || out != std::floor(out)) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}, not an integer", full(key), shown(value)),
+      fail_value(key, value, fmt::format("'{}' is {}, not an integer", full(key), shown(value)),
                     expected_for(key, "an integer"));
     }
     if (out < std::numeric_limits<int>::min() || out > std::numeric_limits<int>::max()) {
-      context_.fail(full(key), value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
+      fail_value(key, value, fmt::format("'{}' is {}, out of range", full(key), shown(value)),
                     expected_for(key, "an integer"));
     }
     return static_cast<int>(out);
+  }
+
+  // An empty value has no position of its own (yaml-cpp marks the next
+  // token); its key has.
+  [[noreturn]] void fail_value(const std::string& key, const YAML::Node& value, const std::string& problem,
+                               const std::string& expected) const {
+    YAML::Node where = value;
+    if (value.IsNull()) {
+      for (const auto& entry : node_) {
+        if (entry.first.Scalar() == key) where.reset(entry.first);
+      }
+    }
+    context_.fail(full(key), where, problem, expected);
   }
 
   // The field's documented range when it has one, else `fallback`.

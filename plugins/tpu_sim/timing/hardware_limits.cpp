@@ -44,6 +44,7 @@ constexpr std::array<FieldLimit, 18> kLimits{{
 
 std::string format_value(FieldUnit unit, double value) {
   if (unit == FieldUnit::kBytes) return format_byte_size(value);
+  if (unit == FieldUnit::kCount && std::fabs(value) < 1e15) return fmt::format("{:.0f}", value);
   return fmt::format("{:g}", value);
 }
 

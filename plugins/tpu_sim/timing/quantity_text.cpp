@@ -57,8 +57,8 @@ bool parse_byte_size(std::string_view text, double& bytes) {
     if (name != unit) continue;
     double value = 0;
     if (!parse_finite_number(text.substr(0, unit_start), value)) return false;
-    bytes = value * scale;
-    return std::isfinite(bytes);
+    bytes = value * scale;  // may round to infinity: callers range-check it
+    return true;
   }
   return false;
 }

@@ -12,7 +12,8 @@ namespace accel::tpu {
 // including "nan", "inf", ".inf" and values that overflow a double.
 bool parse_finite_number(std::string_view text, double& out);
 
-// A number with an optional unit: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
+// A finite number with an optional unit: B, KiB, MiB, GiB, TiB, KB, MB, GB,
+// TB. "1e300 TB" parses (to infinity): it is a size, one out of any range.
 bool parse_byte_size(std::string_view text, double& bytes);
 
 // Bytes in the largest binary unit that divides them: "16 MiB", "1 TiB", "4096".
