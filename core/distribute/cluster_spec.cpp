@@ -50,20 +50,40 @@ std::string ClusterSpec::to_json() const {
 }
 
 HostPort split_host_port(std::string_view address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == address.size()) {
-    throw InvalidArgumentError(fmt::format("'{}' is not a \"host:port\" address", address));
+  auto fail = [&](std::string_view why) -> InvalidArgumentError {
+    return InvalidArgumentError(fmt::format(
+        "'{}' is not a \"host:port\" or \"[ipv6]:port\" address: {}", address, why));
+  };
+  std::string_view host;
+  std::string_view rest;  // ":port", or what stands there instead
+  if (address.starts_with('[')) {  // [::1]:2222
+    const size_t close = address.find(']');
+    if (close == std::string_view::npos) throw fail("the '[' of the IPv6 address is never closed");
+    host = address.substr(1, close - 1);
+    rest = address.substr(close + 1);
+    const bool ipv6_characters = host.find_first_not_of(
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:.%") == std::string_view::npos;
+    if (!ipv6_characters || host.find(':') == std::string_view::npos) {
+      throw fail("only an IPv6 address may stand between '[' and ']'");
+    }
+  } else {
+    const size_t colon = address.find(':');
+    host = address.substr(0, colon == std::string_view::npos ? address.size() : colon);
+    rest = colon == std::string_view::npos ? std::string_view() : address.substr(colon);
+    if (rest.find(':', 1) != std::string_view::npos) {
+      throw fail("an IPv6 address needs brackets, as in [::1]:2222");
+    }
   }
-  std::string_view host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {  // [::1]:80
-    host = host.substr(1, host.size() - 2);
-  }
-  std::string_view port_text = address.substr(colon + 1);
+  if (host.empty()) throw fail("the host is empty");
+  if (host.find_first_of(" \t\r\n[]/@") != std::string_view::npos) throw fail("the host has a character no host name has");
+  if (rest.empty()) throw fail("the port is missing");
+  if (rest.front() != ':') throw fail("expected ':' and the port after the host");
+  const std::string_view port_text = rest.substr(1);
   int port = 0;
-  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (error != std::errc{} || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
-    throw InvalidArgumentError(
-        fmt::format("'{}' is not a \"host:port\" address: the port must be 0..65535", address));
+  const auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string_view::npos ||
+      error != std::errc{} || end != port_text.data() + port_text.size() || port < 1 || port > 65535) {
+    throw fail("the port must be a number in 1..65535");
   }
   return {std::string(host), port};
 }

@@ -1,4 +1,6 @@
-// TF_CONFIG / ACCEL_CONFIG: the good shapes, and every bad one naming its field.
+// TF_CONFIG / ACCEL_CONFIG: the good shapes, every bad one naming its field
+// and its position, and the strict JSON rules (no BOM, no duplicate key, no
+// empty value, numbers that fit).
 #include <accel/distribute/tf_config_cluster_resolver.hpp>
 #include <accel/error.hpp>
 
@@ -43,7 +45,29 @@ TEST(TFConfigClusterResolver, WithoutConfigIsASingleTaskOutsideAnyCluster) {
   EXPECT_TRUE(resolver.cluster_spec().empty());
   EXPECT_EQ(resolver.task_type(), "");
   EXPECT_EQ(resolver.master(), "");
-  EXPECT_TRUE(TFConfigClusterResolver(fake_environment({{"TF_CONFIG", "  "}})).cluster_spec().empty());
+}
+
+TEST(TFConfigClusterResolver, ASetButEmptyVariableIsAnErrorNotUnset) {
+  for (const char* text : {"", "  ", "\n\t "}) {
+    try {
+      TFConfigClusterResolver resolver(fake_environment({{"TF_CONFIG", text}}));
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const InvalidArgumentError& error) {
+      EXPECT_NE(std::string(error.what()).find("TF_CONFIG is set but"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("unset it"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(TFConfigClusterResolver, AnEmptyAccelConfigDoesNotFallBackToTfConfig) {
+  EXPECT_THROW(TFConfigClusterResolver(fake_environment({{"TF_CONFIG", kChiefAndWorkers}, {"ACCEL_CONFIG", ""}})),
+               InvalidArgumentError);
+}
+
+TEST(TFConfigClusterResolver, IPv6AddressesInBracketsAreAccepted) {
+  const TFConfig config = parse_tf_config(
+      R"({"cluster": {"worker": ["[::1]:2222", "[::1]:2223"]}, "task": {"type": "worker", "index": 1}})");
+  EXPECT_EQ(config.cluster.task_address("worker", 1), "[::1]:2223");
 }
 
 struct BadConfig {
@@ -71,6 +95,34 @@ INSTANTIATE_TEST_SUITE_P(
     EveryDefect, TFConfigErrors,
     testing::Values(
         BadConfig{"InvalidJson", R"({"cluster": {"worker": ["a:1"]},)", "not valid JSON"},
+        BadConfig{"InvalidJsonAtItsPosition", "{\n  \"task\": {\"type\": \"worker\",, \"index\": 0}}",
+                  "TF_CONFIG is not valid JSON at line 2, column 29: syntax error"},
+        BadConfig{"UnparseableNumber", R"({"task": {"type": "worker", "index": -}})",
+                  "TF_CONFIG is not valid JSON at line 1, column 39: syntax error while parsing value - invalid number"},
+        BadConfig{"RawNlohmannPrefixIsGone", R"({"task": 1.})", "TF_CONFIG is not valid JSON at line 1, column 12: syntax error"},
+        BadConfig{"ByteOrderMark", "\xEF\xBB\xBF{}", "starts with a UTF-8 byte order mark"},
+        BadConfig{"DuplicateKey",
+                  R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0, "index": 1}})",
+                  "TF_CONFIG (line 1, column 73): field 'task.index' appears twice in one object (first at line 1, column 61)"},
+        BadConfig{"DuplicateJob",
+                  R"({"cluster": {"worker": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}})",
+                  "field 'cluster.worker' appears twice"},
+        BadConfig{"DuplicateTopLevelKey", R"({"task": {"type": "worker"}, "task": {"type": "chief"}})",
+                  "field 'task' appears twice"},
+        BadConfig{"IndexTooLarge", R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 4294967296}})",
+                  "field 'task.index' is 4294967296, not a task index (0..2147483647)"},
+        BadConfig{"IndexAboveInt64", R"({"task": {"type": "worker", "index": 18446744073709551615}})",
+                  "field 'task.index' is 18446744073709551615, not a task index"},
+        BadConfig{"IndexFloat", R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1.0}})",
+                  "TF_CONFIG (line 1, column 70): field 'task.index' must be an integer, got 1.0"},
+        BadConfig{"IndexHuge", R"({"task": {"type": "worker", "index": 1e400}})",
+                  "TF_CONFIG is not valid JSON at line 1, column 42: number overflow parsing '1e400'"},
+        BadConfig{"NegativeIndexWithoutCluster", R"({"task": {"type": "worker", "index": -3}})",
+                  "field 'task.index' is -3, not a task index"},
+        BadConfig{"AddressBadPortAtItsPosition", R"({"cluster": {"worker": ["a:1", "b:0"]}, "task": {"type": "worker", "index": 0}})",
+                  "TF_CONFIG (line 1, column 32): field 'cluster.worker[1]'"},
+        BadConfig{"AddressIPv6WithoutBrackets", R"({"cluster": {"worker": ["::1:2222"]}, "task": {"type": "worker", "index": 0}})",
+                  "an IPv6 address needs brackets"},
         BadConfig{"NotAnObject", R"(["a:1"])", "must be a JSON object"},
         BadConfig{"MissingTask", R"({"cluster": {"worker": ["a:1"]}})", "field 'task' is missing"},
         BadConfig{"MissingTaskType", R"({"cluster": {"worker": ["a:1"]}, "task": {"index": 0}})",
@@ -106,7 +158,7 @@ TEST(TFConfigClusterResolver, ErrorsNameTheVariableTheyCameFrom) {
     TFConfigClusterResolver resolver(fake_environment({{"ACCEL_CONFIG", "{"}}));
     FAIL();
   } catch (const InvalidArgumentError& error) {
-    EXPECT_NE(std::string(error.what()).find("ACCEL_CONFIG is not valid JSON"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("ACCEL_CONFIG is not valid JSON at line 1, column 2"), std::string::npos) << error.what();
   }
 }
 

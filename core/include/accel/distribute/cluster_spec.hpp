@@ -37,7 +37,10 @@ class ClusterSpec {
   Jobs jobs_;
 };
 
-// A "host:port" address split in two; InvalidArgumentError when it is not one.
+// A "host:port" or "[ipv6]:port" address split in two (the host without its
+// brackets); InvalidArgumentError saying what is wrong when it is not one:
+// no port, a port outside 1..65535, an empty host, or an IPv6 address
+// without brackets.
 struct HostPort {
   std::string host;
   int port = 0;
