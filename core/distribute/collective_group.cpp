@@ -202,8 +202,15 @@ CollectiveGroup::CollectiveGroup(const ClusterResolver& resolver, CollectiveOpti
   if (state.members.size() == 1) return;
   ignore_sigpipe_unless_handled();
 
-  const Clock::time_point deadline = Clock::now() + state.timeout;
+  // Every task checks every host, so a mistyped one stops the whole group at
+  // once instead of leaving the others to wait out the join timeout.
+  for (int member = 0; member < static_cast<int>(state.members.size()); ++member) {
+    require_resolvable_host(split_host_port(state.members[member].address).host, state.task_name(member));
+  }
   const HostPort store_address = split_host_port(state.members[0].address);
+  const HostPort own_address = split_host_port(state.members[state.rank].address);
+
+  const Clock::time_point deadline = Clock::now() + state.timeout;
   std::unique_ptr<RendezvousServer> server;
   if (state.rank == 0) server = std::make_unique<RendezvousServer>(store_address.port);
   std::unique_ptr<RendezvousClient> store =
@@ -215,7 +222,7 @@ CollectiveGroup::CollectiveGroup(const ClusterResolver& resolver, CollectiveOpti
   try {
     state.join(*store);
     gloo::transport::tcp::attr device_attributes;
-    device_attributes.hostname = split_host_port(state.members[state.rank].address).host;
+    device_attributes.hostname = own_address.host;  // an IPv6 host binds an IPv6 device
     std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(device_attributes);
     auto context = std::make_shared<gloo::rendezvous::Context>(state.rank, static_cast<int>(state.members.size()));
     context->setTimeout(state.timeout);

@@ -4,14 +4,18 @@
 #include <accel/error.hpp>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <gloo/common/error.h>
 
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 
 namespace accel::distribute {
@@ -37,6 +41,20 @@ uint32_t get_u32(const char* in) {
 }
 
 }  // namespace
+
+void require_resolvable_host(const std::string& host, const std::string& whose) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int status = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (status == 0) {
+    ::freeaddrinfo(found);
+    return;
+  }
+  const std::string reason = status == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(status);
+  throw UnavailableError(fmt::format("cannot resolve host '{}' of {}: {}", host, whose, reason));
+}
 
 // One client connection: read a request, answer it, repeat until it closes.
 class RendezvousServer::Session : public std::enable_shared_from_this<Session> {
@@ -90,8 +108,19 @@ class RendezvousServer::Session : public std::enable_shared_from_this<Session> {
 
 RendezvousServer::RendezvousServer(int port) : acceptor_(io_context_) {
   boost::system::error_code error;
-  const tcp::endpoint endpoint(tcp::v4(), static_cast<unsigned short>(port));
+  const auto port_number = static_cast<unsigned short>(port);
+  // One IPv6 socket with IPV6_V6ONLY off also takes IPv4 clients, so a
+  // cluster written with either kind of address reaches the store.
+  tcp::endpoint endpoint(tcp::v6(), port_number);
   acceptor_.open(endpoint.protocol(), error);
+  if (!error) acceptor_.set_option(asio::ip::v6_only(false), error);
+  if (error) {  // no IPv6 on this host
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    error.clear();
+    endpoint = tcp::endpoint(tcp::v4(), port_number);
+    acceptor_.open(endpoint.protocol(), error);
+  }
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);
   if (!error) acceptor_.bind(endpoint, error);
   if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);

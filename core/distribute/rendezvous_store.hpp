@@ -24,10 +24,17 @@
 
 namespace accel::distribute {
 
+// Resolves `host` (IPv4 or IPv6) once: UnavailableError naming the host, the
+// task it belongs to (`whose`, e.g. "worker 1 (h:2222)") and getaddrinfo's
+// reason when it does not resolve. Called before joining, so a mistyped host
+// fails at once instead of when the join times out.
+void require_resolvable_host(const std::string& host, const std::string& whose);
+
 // Serves the store on a background thread until destroyed.
 class RendezvousServer {
  public:
-  // Listens on every interface at `port`; UnavailableError when it cannot.
+  // Listens on every interface at `port`, IPv6 and IPv4 on one dual-stack
+  // socket (IPv4 only where the host has no IPv6); UnavailableError when it cannot.
   explicit RendezvousServer(int port);
   ~RendezvousServer();
   RendezvousServer(const RendezvousServer&) = delete;

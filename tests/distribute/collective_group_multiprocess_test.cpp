@@ -1,13 +1,19 @@
 // CollectiveGroup between real processes on loopback: exact results with 2
-// and 4 processes, chief-first ranks, a task that never joins, and a task
-// killed mid-collective. Every wait is bounded; children die with the test.
+// and 4 processes, over IPv6 too, chief-first ranks, a task that never
+// joins, and a task killed mid-collective. Every wait is bounded; children
+// die with the test.
 #include "worker_cluster.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <accel/distribute/launch.hpp>
+
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace accel::distribute {
 namespace {
@@ -42,6 +48,31 @@ void expect_exact_collectives(int workers) {
 TEST(CollectiveGroupMultiprocess, TwoProcessesReduceGatherAndBroadcastExactly) { expect_exact_collectives(2); }
 
 TEST(CollectiveGroupMultiprocess, FourProcessesReduceGatherAndBroadcastExactly) { expect_exact_collectives(4); }
+
+bool has_ipv6_loopback() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_loopback;
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return bound;
+}
+
+TEST(CollectiveGroupMultiprocess, TwoProcessesOnIpv6LoopbackReduceExactly) {
+  if (!has_ipv6_loopback()) GTEST_SKIP() << "this host has no IPv6 loopback (::1)";
+  std::vector<std::string> addresses;
+  for (int port : find_free_local_ports(2)) addresses.push_back(fmt::format("[::1]:{}", port));
+  const std::string cluster_json = nlohmann::json{{"worker", addresses}}.dump();
+  WorkerCluster cluster;
+  start_workers(cluster, cluster_json, {0, 1}, "collectives", 20s);
+  ASSERT_TRUE(cluster.wait_all(60s)) << cluster.all_output();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(cluster.exit_code(i), 0) << cluster.all_output();
+    EXPECT_NE(cluster.output(i).find(fmt::format("ok rank {} of 2", i)), std::string::npos) << cluster.all_output();
+  }
+}
 
 TEST(CollectiveGroupMultiprocess, ChiefIsRankZeroThenWorkersByIndex) {
   std::vector<std::string> addresses;

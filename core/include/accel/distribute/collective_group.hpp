@@ -3,6 +3,8 @@
 // barrier). Ranks follow TensorFlow's order: the chief first, then
 // workers by index. Rendezvous goes through a small key-value store served by
 // rank 0 at its cluster address; data moves on Gloo's own TCP pairs.
+// Addresses may be IPv4 or IPv6 ("[::1]:2222"); a host that does not
+// resolve fails at once, naming the host and getaddrinfo's reason.
 //
 // Every call is bounded by the timeout: a task that never joins, or one that
 // dies or stalls mid-collective, makes the others fail with an
@@ -35,7 +37,8 @@ class CollectiveGroup {
  public:
   // Joins the group of the resolver's chief and workers; blocks until every
   // task has joined. InvalidArgumentError when this task is neither chief nor
-  // worker; UnavailableError naming the tasks that did not join in time.
+  // worker; UnavailableError naming the tasks that did not join in time, or
+  // at once naming the first task whose host does not resolve.
   explicit CollectiveGroup(const ClusterResolver& resolver, CollectiveOptions options = {});
   ~CollectiveGroup();
   CollectiveGroup(const CollectiveGroup&) = delete;
