@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+#include "timing/checked_count.hpp"
+
 namespace accel::tpu_sim {
 namespace {
 
@@ -50,9 +52,9 @@ OpTiming repeated(OpTiming timing, std::int64_t times, std::string op) {
   for (std::int64_t* field : {&timing.folds, &timing.folds_per_mxu, &timing.compute_cycles, &timing.memory_cycles,
                               &timing.stall_cycles, &timing.cycles, &timing.useful_macs, &timing.hbm.input,
                               &timing.hbm.weights, &timing.hbm.output, &timing.hbm_bytes}) {
-    *field *= times;
+    *field = tpu::checked_mul(*field, times, "the batch's counts");
   }
-  timing.gemm.m *= times;
+  timing.gemm.m = tpu::checked_mul(timing.gemm.m, times, "the batch's counts");
   timing.seconds *= static_cast<double>(times);
   return timing;
 }
@@ -209,6 +211,9 @@ OpTiming cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const Host
     if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes);
     return vector_unit_op(model, op, inputs, outputs, attributes);
   } catch (const tpu::CycleAccurateLimitError& error) {
+    throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
+                           fmt::format("{}: {}", host_kernels::op_name(op), error.what()));
+  } catch (const tpu::CountOverflowError& error) {
     throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
                            fmt::format("{}: {}", host_kernels::op_name(op), error.what()));
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "op_costing.hpp"
+#include "timing/checked_count.hpp"
 #include "tpu_sim_plugin.hpp"
 
 namespace accel::tpu_sim {
@@ -63,14 +64,15 @@ std::int64_t record_on_timeline(TensorCore& core, const tpu::OpTiming& timing) {
   std::lock_guard lock(core.timeline_mutex);
   CoreTimeline& timeline = core.timeline;
   const std::int64_t start = timeline.end_cycle;
-  timeline.end_cycle += timing.cycles;
+  timeline.end_cycle = tpu::saturating_add(timeline.end_cycle, timing.cycles);
   AccelTpuSimDeviceTotals& totals = timeline.totals;
   totals.ops += 1;
   totals.cycles = timeline.end_cycle;
   totals.seconds = static_cast<double>(totals.cycles) / totals.clock_hz;
-  totals.hbm_bytes += timing.hbm_bytes;
-  totals.stall_cycles += timing.stall_cycles;
-  totals.useful_macs += timing.useful_macs;
+  // A long run's totals saturate rather than wrap to negative values.
+  totals.hbm_bytes = tpu::saturating_add(totals.hbm_bytes, timing.hbm_bytes);
+  totals.stall_cycles = tpu::saturating_add(totals.stall_cycles, timing.stall_cycles);
+  totals.useful_macs = tpu::saturating_add(totals.useful_macs, timing.useful_macs);
   return start;
 }
 

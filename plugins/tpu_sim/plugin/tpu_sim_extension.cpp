@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "timing/checked_count.hpp"
 #include "timing/interconnect_model.hpp"
 #include "tpu_sim_plugin.hpp"
 
@@ -125,7 +126,7 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
     for (int32_t index : indices) cores.push_back(&core_at(*context, index));
     *estimate = estimate_for(*context, bytes, count);
     const double clock_hz = context->hardware.clock_hz;
-    const auto cycles = static_cast<std::int64_t>(std::llround(estimate->seconds * clock_hz));
+    const std::int64_t cycles = tpu::checked_round_count(estimate->seconds * clock_hz, "the all-reduce's cycles");
     // Every timeline at once (locked in index order), so the collective is one point in simulated time.
     std::vector<std::unique_lock<std::mutex>> locks;
     for (TensorCore* core : cores) locks.emplace_back(core->timeline_mutex);
@@ -135,8 +136,8 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
       CoreTimeline& timeline = core->timeline;
       AccelTpuSimDeviceTotals& totals = timeline.totals;
       totals.idle_cycles += start - timeline.end_cycle;
-      totals.collective_cycles += cycles;
-      timeline.end_cycle = start + cycles;
+      totals.collective_cycles = tpu::saturating_add(totals.collective_cycles, cycles);
+      timeline.end_cycle = tpu::saturating_add(start, cycles);
       totals.cycles = timeline.end_cycle;
       totals.seconds = static_cast<double>(totals.cycles) / totals.clock_hz;
     }

@@ -14,29 +14,33 @@ ArrayTiming analytical_array_timing(const GemmShape& gemm, int rows, int columns
   const std::int64_t c = columns;
   const std::int64_t t = map.time_dim;
   const std::int64_t folds = map.folds();
+  // r and c are at most 4096 (hardware_limits); t and folds come from the shape.
+  constexpr std::string_view kCycles = "the MXU cycles";
   if (convention == TimingConvention::kScaleSim) {
-    const std::int64_t per_fold = dataflow == Dataflow::kOutputStationary ? r + c + t - 2 : 2 * r + c + t - 2;
-    timing.cycles = folds * per_fold;
+    const std::int64_t fill = dataflow == Dataflow::kOutputStationary ? r + c - 2 : 2 * r + c - 2;
+    timing.cycles = checked_mul(folds, checked_add(t, fill, kCycles), kCycles);
   } else {
-    timing.cycles = (folds - 1) * std::max(t, r) + t + 2 * r + c - 2;
+    timing.cycles = checked_add(checked_mul(folds - 1, std::max(t, r), kCycles), t + 2 * r + c - 2, kCycles);
   }
   timing.useful_macs = gemm.macs();
+  // m * k, k * n and m * n are at most M x N x K, which check_gemm bounded.
   const std::int64_t m = gemm.m, n = gemm.n, k = gemm.k;
+  constexpr std::string_view kReads = "the SRAM accesses";
   switch (dataflow) {
     case Dataflow::kOutputStationary:
-      timing.ifmap_reads = m * k * map.column_folds;
-      timing.filter_reads = k * n * map.row_folds;
+      timing.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
+      timing.filter_reads = checked_mul(k * n, map.row_folds, kReads);
       timing.ofmap_writes = m * n;
       break;
     case Dataflow::kWeightStationary:
-      timing.ifmap_reads = m * k * map.column_folds;
+      timing.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
       timing.filter_reads = k * n;
-      timing.ofmap_writes = m * n * map.row_folds;
+      timing.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
       break;
     case Dataflow::kInputStationary:
       timing.ifmap_reads = m * k;
-      timing.filter_reads = k * n * map.column_folds;
-      timing.ofmap_writes = m * n * map.row_folds;
+      timing.filter_reads = checked_mul(k * n, map.column_folds, kReads);
+      timing.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
       break;
   }
   return timing;

@@ -15,8 +15,8 @@ ArrayMapping map_to_array(const GemmShape& gemm, Dataflow dataflow, int rows, in
       mapping.rows_dim = gemm.k, mapping.columns_dim = gemm.m, mapping.time_dim = gemm.n;
       break;
   }
-  mapping.row_folds = (mapping.rows_dim + rows - 1) / rows;
-  mapping.column_folds = (mapping.columns_dim + columns - 1) / columns;
+  mapping.row_folds = ceil_div(mapping.rows_dim, rows);
+  mapping.column_folds = ceil_div(mapping.columns_dim, columns);
   return mapping;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "timing/checked_count.hpp"
 #include "timing/hardware_config.hpp"
 #include "timing/op_lowering.hpp"
 
@@ -17,7 +18,7 @@ struct ArrayMapping {
   std::int64_t time_dim = 0;      // T
   std::int64_t row_folds = 0;     // Fr = ceil(Sr / R)
   std::int64_t column_folds = 0;  // Fc = ceil(Sc / C)
-  std::int64_t folds() const { return row_folds * column_folds; }
+  std::int64_t folds() const { return checked_mul(row_folds, column_folds, "the array folds"); }
 };
 
 ArrayMapping map_to_array(const GemmShape& gemm, Dataflow dataflow, int rows, int columns);

@@ -1,5 +1,7 @@
 #include "timing/device_timeline.hpp"
 
+#include "timing/checked_count.hpp"
+
 namespace accel::tpu {
 
 DeviceTimeline::DeviceTimeline(std::string device_name, int device_index, double clock_hz,
@@ -11,17 +13,18 @@ DeviceTimeline::DeviceTimeline(std::string device_name, int device_index, double
 
 void DeviceTimeline::record(const OpTiming& timing, std::string name) {
   events_.push_back({name.empty() ? timing.op : std::move(name), end_cycle_, timing});
-  end_cycle_ += timing.cycles;
+  end_cycle_ = saturating_add(end_cycle_, timing.cycles);
 }
 
 DeviceTotals DeviceTimeline::totals() const {
   DeviceTotals totals;
   for (const auto& event : events_) {
     ++totals.ops;
-    totals.cycles += event.timing.cycles;
-    totals.useful_macs += event.timing.useful_macs;
-    totals.hbm_bytes += event.timing.hbm_bytes;
-    totals.stall_cycles += event.timing.stall_cycles;
+    // Totals of a long run saturate rather than wrap to negative values.
+    totals.cycles = saturating_add(totals.cycles, event.timing.cycles);
+    totals.useful_macs = saturating_add(totals.useful_macs, event.timing.useful_macs);
+    totals.hbm_bytes = saturating_add(totals.hbm_bytes, event.timing.hbm_bytes);
+    totals.stall_cycles = saturating_add(totals.stall_cycles, event.timing.stall_cycles);
   }
   totals.seconds = static_cast<double>(totals.cycles) / clock_hz_;
   if (totals.cycles > 0) {

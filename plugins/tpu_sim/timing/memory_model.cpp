@@ -3,45 +3,55 @@
 #include <algorithm>
 #include <cmath>
 
+#include "timing/checked_count.hpp"
+
 namespace accel::tpu {
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+constexpr std::string_view kTraffic = "the HBM traffic in bytes";
+constexpr std::string_view kCycles = "the memory cycles";
 
 }  // namespace
 
 HbmTraffic hbm_traffic(const OperandBytes& tensors, std::int64_t buffer_bytes) {
   HbmTraffic traffic{tensors.input, tensors.weights, tensors.output, 1, 1};
-  if (tensors.input + tensors.weights + tensors.output <= buffer_bytes / 2) return traffic;
+  if (checked_add(checked_add(tensors.input, tensors.weights, kTraffic), tensors.output, kTraffic) <= buffer_bytes / 2) {
+    return traffic;
+  }
   const std::int64_t chunk = std::max<std::int64_t>(1, buffer_bytes / 4);
   // Weights resident: the input streams once per weight chunk, and vice versa.
   const std::int64_t input_passes = ceil_div(tensors.weights, chunk);
   const std::int64_t weight_passes = ceil_div(tensors.input, chunk);
-  const std::int64_t weights_resident = tensors.input * input_passes + tensors.weights;
-  const std::int64_t input_resident = tensors.weights * weight_passes + tensors.input;
+  // In double to compare: the choice that is not taken may not fit int64.
+  const double weights_resident = static_cast<double>(tensors.input) * static_cast<double>(input_passes) +
+                                  static_cast<double>(tensors.weights);
+  const double input_resident = static_cast<double>(tensors.weights) * static_cast<double>(weight_passes) +
+                                static_cast<double>(tensors.input);
   if (weights_resident <= input_resident) {
     traffic.input_passes = input_passes;
-    traffic.input = tensors.input * input_passes;
+    traffic.input = checked_mul(tensors.input, input_passes, kTraffic);
   } else {
     traffic.weight_passes = weight_passes;
-    traffic.weights = tensors.weights * weight_passes;
+    traffic.weights = checked_mul(tensors.weights, weight_passes, kTraffic);
   }
+  (void)checked_add(checked_add(traffic.input, traffic.weights, kTraffic), traffic.output, kTraffic);  // total()
   return traffic;
 }
 
 MemoryTiming overlap_with_compute(std::int64_t compute_cycles, std::int64_t traffic_bytes,
                                   std::int64_t first_tile_bytes, double bytes_per_cycle, bool ideal_memory) {
   MemoryTiming timing;
-  timing.memory_cycles = static_cast<std::int64_t>(std::ceil(static_cast<double>(traffic_bytes) / bytes_per_cycle));
+  timing.memory_cycles = checked_ceil_count(static_cast<double>(traffic_bytes) / bytes_per_cycle, kCycles);
   timing.memory_bound = timing.memory_cycles > compute_cycles;
   if (ideal_memory) {
     timing.total_cycles = compute_cycles;
     return timing;
   }
-  const std::int64_t prologue = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(std::min(first_tile_bytes, traffic_bytes)) / bytes_per_cycle));
+  const std::int64_t prologue =
+      checked_ceil_count(static_cast<double>(std::min(first_tile_bytes, traffic_bytes)) / bytes_per_cycle, kCycles);
+  // 0 <= prologue <= memory_cycles: the difference cannot overflow.
   timing.stall_cycles = prologue + std::max<std::int64_t>(0, timing.memory_cycles - prologue - compute_cycles);
-  timing.total_cycles = compute_cycles + timing.stall_cycles;
+  timing.total_cycles = checked_add(compute_cycles, timing.stall_cycles, "the op's cycles");
   return timing;
 }
 

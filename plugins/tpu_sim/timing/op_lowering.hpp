@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "timing/checked_count.hpp"
 #include "timing/timing_convention.hpp"
 
 namespace accel::tpu {
@@ -13,7 +14,8 @@ struct GemmShape {
   std::int64_t m = 0;  // rows of the output
   std::int64_t n = 0;  // columns of the output
   std::int64_t k = 0;  // the reduced dimension
-  std::int64_t macs() const { return m * n * k; }
+  // Throws CountOverflowError beyond int64 (check_gemm does, too).
+  std::int64_t macs() const { return checked_mul(checked_mul(m, n, "M x N"), k, "the GEMM's MACs (M x N x K)"); }
 };
 
 enum class Padding { kValid, kSame };
@@ -45,7 +47,7 @@ struct Conv2dLowering {
 // than a valid-padded input.
 Conv2dLowering lower_conv2d(const Conv2dShape& conv, TimingConvention convention);
 
-// Throws std::invalid_argument unless m, n, k > 0.
+// Throws std::invalid_argument unless m, n, k > 0 and M x N x K fits int64.
 void check_gemm(const GemmShape& gemm);
 
 }  // namespace accel::tpu

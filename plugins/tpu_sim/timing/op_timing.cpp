@@ -1,20 +1,37 @@
 #include "timing/op_timing.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <initializer_list>
 #include <stdexcept>
 #include <vector>
 
+#include "timing/checked_count.hpp"
 #include "timing/systolic_array.hpp"
 
 namespace accel::tpu {
 namespace {
 
-std::int64_t round_up(std::int64_t value, std::int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+constexpr std::string_view kTensorBytes = "the tensor bytes";
+constexpr std::string_view kCycles = "the MXU cycles";
 
 // Bytes of a rows x columns matrix laid out in (sublanes, lanes) tiles.
 std::int64_t tiled_bytes(std::int64_t rows, std::int64_t columns, const VectorUnitConfig& unit, int element_bytes) {
-  return round_up(rows, unit.sublanes) * round_up(columns, unit.lanes) * element_bytes;
+  return checked_mul(checked_mul(checked_round_up(rows, unit.sublanes, kTensorBytes),
+                                 checked_round_up(columns, unit.lanes, kTensorBytes), kTensorBytes),
+                     element_bytes, kTensorBytes);
+}
+
+std::int64_t product(std::initializer_list<std::int64_t> factors, std::string_view what) {
+  std::int64_t out = 1;
+  for (std::int64_t factor : factors) out = checked_mul(out, factor, what);
+  return out;
+}
+
+std::string fmt_count(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), value < 1e18 ? "%.0f" : "%.3g", value);
+  return text;
 }
 
 }  // namespace
@@ -44,9 +61,9 @@ OpTiming TimingModel::estimate_conv2d(const Conv2dShape& conv, NumberType dtype)
   const Conv2dLowering lowering = lower_conv2d(conv, options_.convention);
   const int bytes = bytes_per_element(dtype);
   // im2col happens on chip: HBM holds the NHWC input, the RSCK filters and the output.
-  const OperandBytes tensors{conv.batch * conv.height * conv.width * conv.channels * bytes,
-                             conv.kernel_h * conv.kernel_w * conv.channels * conv.filters * bytes,
-                             lowering.gemm.m * conv.filters * bytes};
+  const OperandBytes tensors{product({conv.batch, conv.height, conv.width, conv.channels, bytes}, kTensorBytes),
+                             product({conv.kernel_h, conv.kernel_w, conv.channels, conv.filters, bytes}, kTensorBytes),
+                             product({lowering.gemm.m, conv.filters, bytes}, kTensorBytes)};
   return time_gemm("conv2d", lowering.gemm, tensors);
 }
 
@@ -66,9 +83,9 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
   if (!scalesim) {
     const std::int64_t sublanes = hardware_.core.vector_unit.sublanes;
     switch (mxu.dataflow) {
-      case Dataflow::kWeightStationary: streamed.m = round_up(gemm.m, sublanes); break;
-      case Dataflow::kInputStationary: streamed.n = round_up(gemm.n, sublanes); break;
-      case Dataflow::kOutputStationary: streamed.k = round_up(gemm.k, sublanes); break;
+      case Dataflow::kWeightStationary: streamed.m = checked_round_up(gemm.m, sublanes, "M"); break;
+      case Dataflow::kInputStationary: streamed.n = checked_round_up(gemm.n, sublanes, "N"); break;
+      case Dataflow::kOutputStationary: streamed.k = checked_round_up(gemm.k, sublanes, "K"); break;
     }
   }
   timing.mapping = map_to_array(streamed, mxu.dataflow, mxu.rows, mxu.columns);
@@ -80,15 +97,16 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
   if (options_.cycle_accurate) {
     timing.compute_cycles = cycle_accurate_compute_cycles(timing.mapping, timing.folds_per_mxu);
   } else if (scalesim) {
-    const std::int64_t per_fold = mxu.dataflow == Dataflow::kOutputStationary ? r + c + t - 2 : 2 * r + c + t - 2;
-    timing.compute_cycles = timing.folds_per_mxu * per_fold - 1;
+    const std::int64_t fill = mxu.dataflow == Dataflow::kOutputStationary ? r + c - 2 : 2 * r + c - 2;
+    timing.compute_cycles = checked_mul(timing.folds_per_mxu, checked_add(t, fill, kCycles), kCycles) - 1;
   } else {
-    timing.compute_cycles = (timing.folds_per_mxu - 1) * std::max(t, r) + t + 2 * r + c - 2;
+    timing.compute_cycles =
+        checked_add(checked_mul(timing.folds_per_mxu - 1, std::max(t, r), kCycles), t + 2 * r + c - 2, kCycles);
   }
   timing.useful_macs = gemm.macs();
   timing.hbm = hbm_traffic(tensors, hardware_.core.vmem_bytes * options_.cores);
-  const std::int64_t first_tile = std::min<std::int64_t>(timing.folds, mxus) * r * c *
-                                  bytes_per_element(mxu.input_type);
+  const std::int64_t first_tile = product({std::min<std::int64_t>(timing.folds, mxus), r, c,
+                                           bytes_per_element(mxu.input_type)}, kTensorBytes);
   finish(timing, first_tile, 2.0 * static_cast<double>(timing.useful_macs));
   timing.mxu_utilization = static_cast<double>(timing.useful_macs) /
                            (static_cast<double>(peak_macs_per_cycle_per_core(hardware_)) * options_.cores *
@@ -105,13 +123,16 @@ std::int64_t TimingModel::cycle_accurate_compute_cycles(const ArrayMapping& mapp
   const auto& mxu = hardware_.core.mxu;
   const std::int64_t r = mxu.rows, c = mxu.columns, t = mapping.time_dim;
   const bool scalesim = options_.convention == TimingConvention::kScaleSim;
-  const std::int64_t estimate = scalesim ? folds_per_mxu * (2 * r + c + t)
-                                         : (folds_per_mxu - 1) * std::max(t, r) + t + 2 * r + c;
-  if (r * c * estimate > kCycleAccuratePeCycleLimit) {
+  // In double: for a large op the PE-cycle product itself overflows int64.
+  const double estimate = scalesim ? static_cast<double>(folds_per_mxu) * static_cast<double>(2 * r + c + t)
+                                   : static_cast<double>(folds_per_mxu - 1) * static_cast<double>(std::max(t, r)) +
+                                         static_cast<double>(t + 2 * r + c);
+  const double pe_cycles = static_cast<double>(r * c) * estimate;
+  if (pe_cycles > static_cast<double>(kCycleAccuratePeCycleLimit)) {
     throw CycleAccurateLimitError(
         "tpu_sim.mode=cycle_accurate steps at most " + std::to_string(kCycleAccuratePeCycleLimit) +
         " PE-cycles (rows x columns x cycles of the busiest MXU) per op; this op needs about " +
-        std::to_string(r * c * estimate) + " (" + std::to_string(folds_per_mxu) + " folds of " +
+        fmt_count(pe_cycles) + " (" + std::to_string(folds_per_mxu) + " folds of " +
         std::to_string(t) + " cycles on a " + std::to_string(r) + "x" + std::to_string(c) +
         " array); use tpu_sim.mode=analytical or a smaller shape");
   }
@@ -130,9 +151,9 @@ std::int64_t TimingModel::cycle_accurate_compute_cycles(const ArrayMapping& mapp
 
 OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t elements, NumberType dtype) const {
   const VectorOpProfile profile = vector_op_profile(kind);
-  const std::int64_t tensor_bytes = elements * bytes_per_element(dtype);
-  return estimate_vector_op(kind, elements, profile.tensors_read * tensor_bytes,
-                            profile.tensors_written * tensor_bytes, bytes_per_element(dtype));
+  const std::int64_t tensor_bytes = checked_mul(elements, bytes_per_element(dtype), kTensorBytes);
+  return estimate_vector_op(kind, elements, checked_mul(profile.tensors_read, tensor_bytes, kTensorBytes),
+                            checked_mul(profile.tensors_written, tensor_bytes, kTensorBytes), bytes_per_element(dtype));
 }
 
 OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t elements, std::int64_t bytes_read,
@@ -145,7 +166,7 @@ OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t element
   timing.hbm.output = bytes_written;
   const std::int64_t width = static_cast<std::int64_t>(hardware_.core.vector_unit.sublanes) *
                              hardware_.core.vector_unit.lanes;
-  finish(timing, std::min(elements, width) * element_bytes,
+  finish(timing, checked_mul(std::min(elements, width), element_bytes, kTensorBytes),
          static_cast<double>(elements) * vector_op_profile(kind).instructions_per_element);
   return timing;
 }

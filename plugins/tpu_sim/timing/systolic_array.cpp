@@ -13,8 +13,6 @@ namespace {
 constexpr std::int64_t kNotYet = -1;
 constexpr std::int32_t kBubble = -1;  // register holds no data
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 std::vector<float> rounded(std::span<const float> values) {
   std::vector<float> out(values.size());
   std::transform(values.begin(), values.end(), out.begin(), round_to_bf16);

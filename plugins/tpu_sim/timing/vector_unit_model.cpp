@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "timing/checked_count.hpp"
+
 namespace accel::tpu {
 namespace {
 
@@ -57,9 +59,10 @@ VectorUnitCycles vector_unit_cycles(const VectorUnitConfig& unit, VectorOpKind k
   if (elements <= 0) throw std::invalid_argument("a vector op needs at least one element");
   const std::int64_t width = static_cast<std::int64_t>(unit.sublanes) * unit.lanes;
   VectorUnitCycles out;
-  out.vector_registers = (elements + width - 1) / width;
-  const std::int64_t instructions = out.vector_registers * vector_op_profile(kind).instructions_per_element;
-  out.cycles = (instructions + unit.alus_per_lane - 1) / unit.alus_per_lane;
+  out.vector_registers = ceil_div(elements, width);
+  const std::int64_t instructions =
+      checked_mul(out.vector_registers, vector_op_profile(kind).instructions_per_element, "the vector instructions");
+  out.cycles = ceil_div(instructions, unit.alus_per_lane);
   if (kind == VectorOpKind::kReduction || kind == VectorOpKind::kSoftmax) {
     // Combining the partial results across sublanes and lanes: a log2 tree.
     out.cycles += std::bit_width(static_cast<std::uint64_t>(width)) - 1;
