@@ -112,10 +112,58 @@ class RunReader {
     }
   }
 
+  // The devices this machine will have for the run: the catalog's count of
+  // the type, plus what the run's logical splits add (a physical device split
+  // in N logical devices counts N).
+  int devices_of_type(const std::string& type) const {
+    const auto available = context_.catalog->available.find(type);
+    int count = available == context_.catalog->available.end() ? 0 : available->second;
+    for (const DeviceOptions& options : out_.devices) {
+      const std::string& name = options.device;
+      const std::string split_type = name.find(':') == std::string::npos ? upper(name) : DeviceName::parse(name).type;
+      if (split_type == type && !options.logical_device_memory_limits.empty()) {
+        count += static_cast<int>(options.logical_device_memory_limits.size()) - 1;
+      }
+    }
+    return count;
+  }
+
+  // A device a run places work on must exist when it runs: an index past the
+  // machine's devices, or another job's task on a run without a cluster, is
+  // an error now rather than a failed run later. (An absent type is not: the
+  // run is skipped with the reason, as a GPU run on a machine without one.)
+  void check_placed_devices(const std::vector<const SourceNode*>& placed) {
+    if (context_.catalog->any_type) return;
+    const bool in_a_cluster = out_.strategy && out_.strategy->name == "multi_worker_mirrored";
+    for (const SourceNode* node : placed) {
+      if (node->text.find(':') == std::string::npos) continue;  // a type alone: the first device of it
+      const DeviceName name = DeviceName::parse(node->text);
+      if (!name.job.empty() && name.job != "localhost" && !in_a_cluster) {
+        fail_at(*node, fmt::format("'{}' names job '{}', but this run has no cluster (it runs as /job:localhost)",
+                                   node->text, name.job),
+                "a local device such as /CPU:0, or a multi_worker_mirrored strategy with a cluster resolver");
+      }
+      if (!name.job.empty() && name.job != "localhost") continue;  // another worker's devices are its own
+      if (name.task > 0 && !in_a_cluster) {
+        fail_at(*node, fmt::format("'{}' names task {}, but a run without a cluster has task 0 only", node->text, name.task),
+                "task:0, or a multi_worker_mirrored strategy with a cluster resolver");
+      }
+      const int count = devices_of_type(name.type);
+      if (count > 0 && name.index >= count) {
+        fail_at(*node,
+                fmt::format("no device {}:{} here: this machine has {} {} device{}{}", name.type, name.index, count,
+                            name.type, count == 1 ? "" : "s", out_.devices.empty() ? "" : " (with the run's logical splits)"),
+                fmt::format("an index from 0 to {}, or a logical split under 'devices'", count - 1));
+      }
+    }
+  }
+
   void read_devices() {
+    std::vector<const SourceNode*> placed;  // the devices work is placed on, checked at the end
     if (const SourceNode* device = tree_.find("device")) {
       need(device_type(*device, "'device'"));
       out_.device = device->text;
+      placed.push_back(device);
     }
     if (const SourceNode* devices = tree_.find("devices")) {
       for (const auto& item : devices->items) {
@@ -152,11 +200,13 @@ class RunReader {
       const SourceNode* arguments = strategy->is_map() ? strategy->entries.front().second.get() : nullptr;
       if (object.name == "one_device" && arguments != nullptr && arguments->find("device") != nullptr) {
         need(device_type(*arguments->find("device"), "'strategy.one_device.device'"));
+        placed.push_back(arguments->find("device"));
       }
       if (object.name == "mirrored" && arguments != nullptr && arguments->find("devices") != nullptr) {
         std::set<std::string> names;
         for (const auto& device : arguments->find("devices")->items) {
           need(device_type(*device, "'strategy.mirrored.devices'"));
+          placed.push_back(device.get());
           if (!names.insert(device->text).second) {
             fail_at(*device, fmt::format("device '{}' is listed twice", device->text), "each replica on its own device");
           }
@@ -175,6 +225,7 @@ class RunReader {
       }
       out_.strategy = std::move(object);
     }
+    check_placed_devices(placed);
     const bool uses_tpu = std::find(out_.device_types_needed.begin(), out_.device_types_needed.end(), "TPU") !=
                           out_.device_types_needed.end();
     const SourceNode* tpu = tree_.find("tpu");

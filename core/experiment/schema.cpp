@@ -58,6 +58,8 @@ std::string range_text(const ValueSpec& spec) {
 SpecPtr make(ValueSpec spec) { return std::make_shared<const ValueSpec>(std::move(spec)); }
 
 SpecPtr text() { return make({.form = ValueForm::kText}); }
+// Names that become folder and file names (the experiment's: runs/<name>/).
+SpecPtr file_name() { return make({.form = ValueForm::kFileName, .max_items = kMaxFileNameBytes}); }
 SpecPtr boolean() { return make({.form = ValueForm::kBool}); }
 SpecPtr choice(std::vector<std::string> choices) { return make({.form = ValueForm::kChoice, .choices = std::move(choices)}); }
 SpecPtr integer(double min, double max = std::numeric_limits<double>::infinity()) {
@@ -428,7 +430,7 @@ ValueSpec build_run_spec() {
 
 ValueSpec build_experiment_spec() {
   std::vector<Field> compare_fields =
-      join({required("name", text(), "The run's name (unique).", "tpu_v4"),
+      join({required("name", file_name(), "The run's name (unique).", "tpu_v4"),
             optional("description", text(), "none", "What the run shows.", "TPU v4, emulated")},
            run_fields());
   const auto sweep = mapping(
@@ -436,7 +438,8 @@ ValueSpec build_experiment_spec() {
        required("values", scalar_list(), "One run per value.", "[32x32, 64x64, 128x128]"),
        optional("runs", list(text(), 1), "every run", "The compare runs swept (the others run once).", "[tpu_v4]")});
   return {.form = ValueForm::kMap,
-          .fields = join({required("name", text(), "The experiment's name.", "quickstart"),
+          .fields = join({required("name", file_name(), "The experiment's name (the results go to runs/<name>/).",
+                                   "quickstart"),
                           optional("description", text(), "none", "What the experiment is for.", "CNN on Fashion-MNIST")},
                          run_fields(),
                          std::vector<Field>{
@@ -576,6 +579,9 @@ void render_section(std::string& out, const std::string& title, const ValueSpec&
 std::string describe_expected(const ValueSpec& spec) {
   switch (spec.form) {
     case ValueForm::kText: return "a text value";
+    case ValueForm::kFileName:
+      return fmt::format("a name usable as a file name: at most {} bytes, no '/', not '.' or '..', no control characters",
+                         spec.max_items);
     case ValueForm::kChoice: return "one of " + quoted_list(spec.choices);
     case ValueForm::kBool: return "true or false";
     case ValueForm::kInteger: return "an integer" + range_text(spec);

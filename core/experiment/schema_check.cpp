@@ -85,6 +85,20 @@ void check_scalar_text(const SourceNode& node, const ValueSpec& spec, const std:
   if (!node.is_scalar()) wrong(node, path, shown(node), spec);
 }
 
+// A name that becomes a path component must stay one: "../../x" or "/etc"
+// as a name would write outside the results folder.
+void check_file_name(const SourceNode& node, const ValueSpec& spec, const std::string& path) {
+  check_scalar_text(node, spec, path);
+  const std::string& name = node.text;
+  if (name.empty()) wrong(node, path, "empty", spec);
+  if (name.size() > spec.max_items) wrong(node, path, fmt::format("{} bytes long", name.size()), spec);
+  if (name == "." || name == "..") wrong(node, path, shown(node) + ", a folder reference", spec);
+  if (name.find('/') != std::string::npos) wrong(node, path, shown(node) + ", which holds a '/'", spec);
+  for (const char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) wrong(node, path, "a name with a control character", spec);
+  }
+}
+
 void check_map_fields(const SourceNode& node, const std::vector<Field>& fields, const std::string& path,
                       const std::string& owner, RequiredKeys required) {
   std::vector<std::string> known;
@@ -202,6 +216,7 @@ void check_value(const SourceNode& node, const ValueSpec& spec, const std::strin
   switch (spec.form) {
     case ValueForm::kText:
     case ValueForm::kBoolOrText: check_scalar_text(node, spec, path); return;
+    case ValueForm::kFileName: check_file_name(node, spec, path); return;
     case ValueForm::kChoice:
       check_scalar_text(node, spec, path);
       if (std::find(spec.choices.begin(), spec.choices.end(), node.text) == spec.choices.end()) {
@@ -318,6 +333,7 @@ Value to_value(const SourceNode& node, const ValueSpec& spec) {
   out.where = node.where;
   switch (spec.form) {
     case ValueForm::kText:
+    case ValueForm::kFileName:
     case ValueForm::kChoice:
     case ValueForm::kDeviceName:
     case ValueForm::kArraySize: out.data = node.text; break;

@@ -225,6 +225,67 @@ TEST(Devices, UnknownTypeIsAnErrorAbsentTypeIsASkip) {
   EXPECT_NO_THROW((void)load_experiment_text(std::string(kMinimal) + "device: /QPU:1\n", "inline.yaml", options));
 }
 
+// --- Validate means runnable: what would fail when the run starts is an error now.
+
+TEST(Devices, AnIndexPastTheMachinesDevicesIsAnErrorAtItsPlace) {
+  const ExperimentError error = error_of(std::string(kMinimal) + "device: /CPU:5\n");
+  EXPECT_EQ(error.where().line, 8);
+  EXPECT_EQ(error.where().column, 9);
+  EXPECT_NE(std::string(error.what()).find("no device CPU:5 here: this machine has 1 CPU device"), std::string::npos)
+      << error.what();
+  EXPECT_NE(error.expected().find("from 0 to 0"), std::string::npos);
+  // In the strategies' device lists too.
+  EXPECT_NE(std::string(error_of(std::string(kMinimal) + "strategy: {mirrored: {devices: [/CPU:0, /CPU:1]}}\n").what())
+                .find("no device CPU:1 here"),
+            std::string::npos);
+  EXPECT_NE(std::string(error_of(std::string(kMinimal) + "strategy: {one_device: {device: /TPU:8}}\n").what())
+                .find("this machine has 8 TPU devices"),
+            std::string::npos);
+}
+
+TEST(Devices, LogicalSplitsAddDevicesOfTheirType) {
+  const std::string two_cpus = std::string(kMinimal) +
+                               "devices: [{device: CPU, logical_devices: [{}, {}]}]\n"
+                               "strategy: {mirrored: {devices: [/CPU:0, /CPU:1]}}\n";
+  EXPECT_NO_THROW((void)load_experiment_text(two_cpus, "inline.yaml", offline_options()));
+  const std::string three = std::string(kMinimal) +
+                            "devices: [{device: CPU, logical_devices: [{}, {}]}]\n"
+                            "strategy: {mirrored: {devices: [/CPU:0, /CPU:2]}}\n";
+  EXPECT_NE(std::string(error_of(three).what()).find("has 2 CPU devices (with the run's logical splits)"),
+            std::string::npos);
+}
+
+TEST(Devices, AnotherJobOrTaskWithoutAClusterIsAnError) {
+  EXPECT_NE(std::string(error_of(std::string(kMinimal) + "device: /job:worker/task:3/device:CPU:0\n").what())
+                .find("names job 'worker', but this run has no cluster"),
+            std::string::npos);
+  EXPECT_NE(std::string(error_of(std::string(kMinimal) + "device: /job:localhost/replica:0/task:1/device:CPU:0\n").what())
+                .find("names task 1"),
+            std::string::npos);
+  EXPECT_NO_THROW((void)load_experiment_text(std::string(kMinimal) + "device: /job:localhost/replica:0/task:0/device:CPU:0\n",
+                                             "inline.yaml", offline_options()));
+}
+
+TEST(Names, ANameThatWouldLeaveTheResultsFolderIsRefused) {
+  for (const std::string bad : {"../../escaped", "/etc/evil", "a/b", "..", "."}) {
+    std::string yaml = kMinimal;
+    yaml.replace(yaml.find("name: minimal"), 13, "name: '" + bad + "'");
+    const ExperimentError error = error_of(yaml);
+    EXPECT_EQ(error.where().line, 1) << bad;
+    EXPECT_NE(error.expected().find("usable as a file name"), std::string::npos) << bad << ": " << error.what();
+  }
+  // A run's name too.
+  const ExperimentError run_name = error_of(std::string(kMinimal) + "compare: [{name: ../up, device: /CPU:0}]\n");
+  EXPECT_NE(std::string(run_name.what()).find("'compare[0].name' is '../up'"), std::string::npos) << run_name.what();
+  std::string long_name = kMinimal;
+  long_name.replace(long_name.find("name: minimal"), 13, "name: " + std::string(200, 'x'));
+  EXPECT_NE(std::string(error_of(long_name).what()).find("200 bytes long"), std::string::npos);
+  // Names with spaces, brackets and dots stay valid.
+  std::string fine = kMinimal;
+  fine.replace(fine.find("name: minimal"), 13, "name: 'CNN v2 [batch 64].run'");
+  EXPECT_NO_THROW((void)load_experiment_text(fine, "inline.yaml", offline_options()));
+}
+
 TEST(Validation, WritesNothing) {
   const auto directory = std::filesystem::temp_directory_path() / "accel_experiment_validation_writes_nothing";
   std::filesystem::remove_all(directory);

@@ -38,6 +38,52 @@ TEST(ResultsJson, RoundTripKeepsEveryFigure) {
   EXPECT_EQ(document["runs"][2]["status"], "skipped");
 }
 
+// A run whose weights went NaN (or whose loss overflowed) still gets its
+// results and report: non-finite numbers are written as "NaN" / "Infinity" /
+// "-Infinity", flagged, and read back as themselves.
+TEST(ResultsJson, NonFiniteNumbersAreWrittenAsStringsAndReadBack) {
+  ExperimentResults results = two_runs(5);
+  RunResult& diverged = results.runs[0];
+  diverged.steps[3].logs["loss"] = std::nan("");
+  diverged.steps[4].logs["loss"] = HUGE_VAL;
+  diverged.steps[4].device_seconds = -HUGE_VAL;
+  diverged.evaluation["loss"] = std::nan("");
+  diverged.epochs[0].logs["accuracy"] = std::nan("");
+  const std::string text = results_to_json_text(results);
+  const nlohmann::json document = nlohmann::json::parse(text);
+  EXPECT_EQ(document["non_finite_numbers"], true);
+  EXPECT_EQ(document["runs"][0]["steps"][3]["logs"]["loss"], "NaN");
+  EXPECT_EQ(document["runs"][0]["steps"][4]["logs"]["loss"], "Infinity");
+  EXPECT_EQ(document["runs"][0]["steps"][4]["device_seconds"], "-Infinity");
+  const ExperimentResults back = results_from_json_text(text);
+  EXPECT_TRUE(std::isnan(back.runs[0].steps[3].logs.at("loss")));
+  EXPECT_EQ(back.runs[0].steps[4].logs.at("loss"), HUGE_VAL);
+  EXPECT_EQ(back.runs[0].steps[4].device_seconds, -HUGE_VAL);
+  EXPECT_TRUE(std::isnan(back.runs[0].evaluation.at("loss")));
+  EXPECT_EQ(results_to_json_text(back), text);
+  // One run as the child process hands it over, and the report files.
+  const RunResult handed_over = run_result_from_json_text(run_result_to_json_text(diverged));
+  EXPECT_TRUE(std::isnan(handed_over.steps[3].logs.at("loss")));
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("accel-nan-report-" + std::to_string(::getpid()));
+  EXPECT_NO_THROW(write_report_files(results, directory.string()));
+  EXPECT_TRUE(std::filesystem::exists(directory / "report.md"));
+  EXPECT_TRUE(std::filesystem::exists(directory / "report.html"));
+  std::filesystem::remove_all(directory);
+}
+
+TEST(ResultsJson, FinishedDocumentsSayTheyHoldNoNonFiniteNumber) {
+  EXPECT_EQ(nlohmann::json::parse(results_to_json_text(two_runs(3)))["non_finite_numbers"], false);
+}
+
+TEST(ResultsJson, AWrongTypeIsAnErrorNotACrash) {
+  nlohmann::json run = nlohmann::json::parse(run_result_to_json_text(training_run("cpu", 2, false)));
+  run["steps"][0]["logs"]["loss"] = "many";
+  EXPECT_THROW(run_result_from_json_text(run.dump()), std::runtime_error);
+  run["steps"][0]["logs"] = 3;
+  EXPECT_THROW(run_result_from_json_text(run.dump()), std::runtime_error);
+}
+
 TEST(Headline, UsesEachRunsClockAndTheFirstRunAsTheBase) {
   const auto rows = headline_rows(two_runs(50));
   ASSERT_EQ(rows.size(), 3u);

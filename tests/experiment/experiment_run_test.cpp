@@ -257,5 +257,110 @@ TEST(ExperimentRun, InterruptLeavesAValidPartialReport) {
   EXPECT_FALSE(fs::exists(out / ".parts"));
 }
 
+// --- The run's process and the parent's signals.
+
+// A long run on /CPU:0 of synthetic data: it trains until stopped.
+fs::path endless_experiment(const fs::path& folder) {
+  fs::create_directories(folder);
+  std::ofstream(folder / "endless.yaml") << R"(name: endless
+model:
+  layers:
+    - flatten: {input_shape: [8, 8, 1]}
+    - dense: {units: 10}
+data: {source: synthetic, shape: [8, 8, 1], classes: 10, samples: 256, batch: 16}
+training:
+  optimizer: sgd
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  epochs: 1000
+compare:
+  - {name: cpu, device: /CPU:0}
+)";
+  return folder / "endless.yaml";
+}
+
+// Starts `accel run FILE --out OUT` with its output in LOG; returns its pid.
+pid_t start_accel_run(const fs::path& file, const fs::path& out, const fs::path& log) {
+  const std::string command = "exec " + kAccel + " run " + file.string() + " --out " + out.string() + " > " +
+                              log.string() + " 2>&1";
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  pid_t pid = 0;
+  EXPECT_EQ(::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  return pid;
+}
+
+// The run's process: the parent's one child, once it is training (its first
+// step's bar is in the log); 0 if none came within a minute.
+pid_t training_child(pid_t parent, const fs::path& log) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::istringstream children(read_text("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                                          "/children"));
+    pid_t child = 0;
+    if (children >> child && read_text(log).find("Epoch 1/1000") != std::string::npos) return child;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
+// Alive: it exists and is not a zombie waiting for whoever adopted it.
+bool alive(pid_t pid) {
+  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  const size_t name_end = stat.rfind(')');
+  return name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] != 'Z';
+}
+
+bool ends_within(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (alive(pid) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return !alive(pid);
+}
+
+TEST(ExperimentRun, TheRunDiesWithItsParentWhenTheParentIsKilled) {
+  const fs::path folder = scratch_dir("orphan");
+  const fs::path log = folder / "log.txt";
+  const pid_t parent = start_accel_run(endless_experiment(folder), folder / "out", log);
+  const pid_t child = training_child(parent, log);
+  ASSERT_GT(child, 0) << "the run did not start: " << read_text(log);
+  EXPECT_EQ(::getpgid(child), child) << "the run is not in a process group of its own";
+  ::kill(parent, SIGKILL);  // as a scheduler's cancel or the OOM killer does
+  int status = 0;
+  ::waitpid(parent, &status, 0);
+  const bool ended = ends_within(child, std::chrono::seconds(10));
+  if (!ended) ::kill(child, SIGKILL);
+  EXPECT_TRUE(ended) << "the run trained on after its parent was killed";
+}
+
+TEST(ExperimentRun, SigtermStopsTheRunAndWritesTheReportSoFar) {
+  const fs::path folder = scratch_dir("sigterm");
+  const fs::path log = folder / "log.txt";
+  const fs::path out = folder / "out";
+  const pid_t parent = start_accel_run(endless_experiment(folder), out, log);
+  const pid_t child = training_child(parent, log);
+  ASSERT_GT(child, 0) << "the run did not start: " << read_text(log);
+  ::kill(parent, SIGTERM);
+  int status = 0;
+  ::waitpid(parent, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << read_text(log);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << read_text(log);
+  EXPECT_TRUE(ends_within(child, std::chrono::seconds(10)));
+  EXPECT_NE(read_text(log).find("stopped by signal 15"), std::string::npos) << read_text(log);
+  const json document = json::parse(read_text(out / "results.json"));
+  EXPECT_TRUE(document["interrupted"].get<bool>());
+  EXPECT_EQ(document["runs"][0]["status"], "interrupted") << document["runs"][0]["reason"];
+  EXPECT_NE(document["runs"][0]["reason"].get<std::string>().find("signal 15"), std::string::npos);
+}
+
+TEST(ExperimentRun, AnOrphanedRunProcessTrainsNothing) {
+  // `--single-run` started for a parent that is already gone exits at once.
+  const fs::path folder = scratch_dir("late_orphan");
+  const fs::path file = endless_experiment(folder);
+  const CommandResult result = run_shell(kAccel + " run " + file.string() + " --single-run cpu --partial-out " +
+                                         (folder / "part").string() + " --parent-pid 999999999");
+  EXPECT_EQ(result.code, 128 + SIGKILL) << result.output;
+  EXPECT_FALSE(fs::exists(folder / "part.result.json"));
+}
+
 }  // namespace
 }  // namespace accel::experiment

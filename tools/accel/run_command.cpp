@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <csignal>
 #include <ctime>
@@ -23,6 +24,7 @@
 #include <sstream>
 
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@ using experiment::RunResult;
 using experiment::RunStatus;
 
 std::atomic<bool> interrupted{false};
+std::atomic<int> terminating_signal{0};
 std::atomic<pid_t> running_child{0};
 
 // Ctrl-C: remember it and pass it on to the run in progress, which stops
@@ -45,11 +48,29 @@ void on_interrupt(int) {
   if (const pid_t child = running_child.load(); child > 0) ::kill(child, SIGINT);
 }
 
-void install_interrupt_handler() {
+// SIGTERM / SIGHUP (in the parent): end the run in progress and everything
+// it started (its process group), then write the report so far and exit.
+void on_terminate(int signal) {
+  interrupted = true;
+  terminating_signal = signal;
+  if (const pid_t child = running_child.load(); child > 0) ::kill(-child, signal);
+}
+
+void install_handler(int signal, void (*handler)(int)) {
   struct sigaction action {};
-  action.sa_handler = on_interrupt;
+  action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(signal, &action, nullptr);
+}
+
+void install_interrupt_handler() { install_handler(SIGINT, on_interrupt); }
+
+// In the child: die with the parent. The parent may have died before the
+// prctl took effect, in which case this process was already reparented.
+bool tie_to_parent(int64_t parent_pid) {
+  if (parent_pid <= 0) return true;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  return ::getppid() == static_cast<pid_t>(parent_pid);
 }
 
 std::string utc_now(const char* format) {
@@ -85,6 +106,7 @@ std::string overall_bar(size_t done, size_t total) {
 // --- child mode -------------------------------------------------------------
 
 int run_single(const RunRequest& request, std::ostream& err) {
+  if (!tie_to_parent(request.parent_pid)) return 128 + SIGKILL;  // an orphan trains nothing
   experiment::LoadOptions options;
   options.overrides = request.overrides;
   // The parent validated the file against this machine's devices. Here nothing
@@ -113,7 +135,8 @@ int run_single(const RunRequest& request, std::ostream& err) {
 
 std::vector<std::string> child_arguments(const RunRequest& request, const std::string& run, const std::string& prefix) {
   std::vector<std::string> arguments = {"accel", "run", request.file, "--single-run", run, "--partial-out", prefix,
-                                        "--profile-steps", std::to_string(request.profiled_steps)};
+                                        "--profile-steps", std::to_string(request.profiled_steps),
+                                        "--parent-pid", std::to_string(::getpid())};
   for (const std::string& override_text : request.overrides) {
     arguments.push_back("--set");
     arguments.push_back(override_text);
@@ -123,16 +146,24 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
 
 // Runs one run in a child process; returns its result (a failure when the
 // child died without handing one over) and its trace spans.
-RunResult run_in_child(const RunRequest& request, const experiment::RunConfig& run, const fs::path& parts,
-                       std::vector<experiment::TraceSpan>& trace) {
-  const std::string prefix = (parts / run.name).string();
+RunResult run_in_child(const RunRequest& request, const experiment::RunConfig& run, size_t index,
+                       const fs::path& parts, std::vector<experiment::TraceSpan>& trace) {
+  // By index, not name: a sweep's run names hold its values ("gpu[/GPU:0]").
+  const std::string prefix = (parts / fmt::format("run-{}", index)).string();
   std::vector<std::string> arguments = child_arguments(request, run.name, prefix);
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   pid_t child = 0;
   std::cout.flush();
-  if (int error = ::posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ); error != 0) {
+  // Its own process group: a signal for the run reaches whatever it started.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  const int spawn_error = ::posix_spawn(&child, "/proc/self/exe", nullptr, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  if (int error = spawn_error; error != 0) {
     RunResult failed;
     failed.name = run.name;
     failed.status = RunStatus::kFailed;
@@ -140,19 +171,28 @@ RunResult run_in_child(const RunRequest& request, const experiment::RunConfig& r
     return failed;
   }
   running_child = child;
-  if (interrupted) ::kill(child, SIGINT);  // Ctrl-C arrived while starting it
+  if (const int signal = terminating_signal.load(); signal != 0) ::kill(-child, signal);
+  else if (interrupted) ::kill(child, SIGINT);  // Ctrl-C arrived while starting it
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   running_child = 0;
   const fs::path result_file = prefix + ".result.json";
-  if (fs::exists(result_file)) {
-    if (fs::exists(prefix + ".trace.json")) trace = experiment::trace_spans_from_json_text(read_text(prefix + ".trace.json"));
-    return experiment::run_result_from_json_text(read_text(result_file));
-  }
   RunResult failed;
   failed.name = run.name;
   failed.description = run.description;
+  if (fs::exists(result_file)) {
+    // What the child handed over is read like any input: a damaged file fails
+    // this run, never the experiment (the other runs and the report go on).
+    try {
+      if (fs::exists(prefix + ".trace.json")) trace = experiment::trace_spans_from_json_text(read_text(prefix + ".trace.json"));
+      return experiment::run_result_from_json_text(read_text(result_file));
+    } catch (const std::exception& error) {
+      failed.status = RunStatus::kFailed;
+      failed.reason = fmt::format("the run's results ({}) cannot be read: {}", result_file.string(), error.what());
+      return failed;
+    }
+  }
   failed.status = interrupted ? RunStatus::kInterrupted : RunStatus::kFailed;
   failed.reason = WIFSIGNALED(status) ? fmt::format("the run's process was killed by signal {} ({})", WTERMSIG(status),
                                                     strsignal(WTERMSIG(status)))
@@ -201,6 +241,8 @@ int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
   const fs::path parts = directory / ".parts";
   fs::create_directories(parts);
   install_interrupt_handler();
+  install_handler(SIGTERM, on_terminate);
+  install_handler(SIGHUP, on_terminate);
 
   experiment::ExperimentResults results;
   results.experiment = loaded.name;
@@ -218,13 +260,15 @@ int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
       result.name = run.name;
       result.description = run.description;
       result.status = RunStatus::kNotRun;
-      result.reason = "not run: the experiment was interrupted (Ctrl-C)";
+      result.reason = terminating_signal != 0 ? fmt::format("not run: the experiment was stopped by signal {} ({})",
+                                                            terminating_signal.load(), strsignal(terminating_signal))
+                                              : "not run: the experiment was interrupted (Ctrl-C)";
     } else if (run.skipped_reason) {
       result = experiment::execute_run(run, {}).result;  // skipped without touching the runtime
     } else {
       out << fmt::format("{} {}: {}\n", overall_bar(index, total), run.name, run.description.empty() ? run.name : run.description);
       out.flush();
-      result = run_in_child(request, run, parts, trace);
+      result = run_in_child(request, run, index, parts, trace);
     }
     if (result.status == RunStatus::kSkipped) out << fmt::format("{} {}: skipped: {}\n", overall_bar(index + 1, total), run.name, result.reason);
     else if (result.status == RunStatus::kFailed) out << fmt::format("{} {}: FAILED: {}\n", overall_bar(index + 1, total), run.name, result.reason);
@@ -242,6 +286,11 @@ int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
   if (!chief) fs::remove_all(directory);
   print_summary(results, out);
   if (chief) out << fmt::format("\nreport: {}\n", (directory / "report.html").string());
+  if (const int signal = terminating_signal.load(); signal != 0) {
+    err << fmt::format("accel run: stopped by signal {} ({}); the partial report is in {}\n", signal, strsignal(signal),
+                       directory.string());
+    return 128 + signal;
+  }
   if (interrupted) {
     err << "accel run: interrupted; the partial report is in " << directory.string() << "\n";
     return 130;
@@ -275,6 +324,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--single-run", request->single_run, "internal: run this one run in this process")->group("");
   command->add_option("--partial-out", request->partial_out, "internal: where --single-run writes")->group("");
+  command->add_option("--parent-pid", request->parent_pid, "internal: --single-run dies with this process")->group("");
   command->callback([request] {
     const int code = run_experiment(*request, std::cout, std::cerr);
     if (code != 0) throw ExitRequest{code};

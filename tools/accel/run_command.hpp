@@ -9,7 +9,12 @@
 // parent shows an overall bar across runs (the child shows Keras's bar per
 // run), merges the children's results and traces, and rewrites the report
 // after every run, so Ctrl-C (forwarded to the running child, which stops
-// after its current step) leaves a valid partial report.
+// after its current step) leaves a valid partial report. The child runs in a
+// process group of its own and dies with the parent (PR_SET_PDEATHSIG): when
+// the parent is SIGKILLed (a scheduler's cancel, the OOM killer) no run trains
+// on as an orphan, racing a restarted job for its backup and output files.
+// SIGTERM or SIGHUP to the parent is passed to the child's group; the report
+// so far is written and the exit code is 128 + the signal.
 //
 // Exit codes: 0 all runs completed or were skipped with a reason; 1 a run
 // failed, or --require and a run was skipped; 2 the file is not valid
@@ -36,6 +41,7 @@ struct RunRequest {
   // Child mode (internal): run one run and write PREFIX.result.json and PREFIX.trace.json.
   std::string single_run;
   std::string partial_out;
+  int64_t parent_pid = 0;  // the parent to die with
 };
 
 void add_run_command(CLI::App& app);

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -36,6 +37,61 @@ ordered_json units_table() {
           {"all_reduce_seconds", "s (simulated: the gradient all-reduce over the emulated interconnect)"},
           {"all_reduce_bytes_per_step", "bytes"},
           {"size", "the op's problem size as written (N, or [M, N, K] for matmul)"}};
+}
+
+// JSON has no NaN or infinity, and nlohmann writes them as null, which then
+// fails to read back as a number. A run whose loss diverged still has a report:
+// non-finite numbers are written as the strings below (JavaScript's and
+// Python's names) and read back as numbers; the document says it holds some.
+constexpr const char* kNotANumber = "NaN";
+constexpr const char* kInfinity = "Infinity";
+constexpr const char* kNegativeInfinity = "-Infinity";
+
+// Replaces every non-finite number under `value`; returns how many.
+template <typename Json>
+int64_t encode_non_finite(Json& value) {
+  int64_t replaced = 0;
+  if (value.is_number_float()) {
+    const double number = value.template get<double>();
+    if (!std::isfinite(number)) {
+      value = std::isnan(number) ? kNotANumber : number > 0 ? kInfinity : kNegativeInfinity;
+      ++replaced;
+    }
+  } else if (value.is_structured()) {
+    for (auto& element : value) replaced += encode_non_finite(element);
+  }
+  return replaced;
+}
+
+// A number written by this file: a JSON number, one of the strings above, or
+// null (files written before non-finite numbers were encoded) read as NaN.
+double number_from(const json& value, const char* key) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_null()) return std::nan("");
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text == kNotANumber) return std::nan("");
+    if (text == kInfinity) return HUGE_VAL;
+    if (text == kNegativeInfinity) return -HUGE_VAL;
+  }
+  throw std::runtime_error(std::string("\"") + key + "\" is " + value.dump() + ", not a number");
+}
+double number(const json& object, const char* key, double fallback = 0.0) {
+  const auto found = object.find(key);
+  return found == object.end() ? fallback : number_from(*found, key);
+}
+std::optional<double> optional_number(const json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return std::nullopt;
+  return number_from(*found, key);
+}
+std::map<std::string, double> number_map(const json& object, const char* key) {
+  std::map<std::string, double> values;
+  const auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return values;
+  if (!found->is_object()) throw std::runtime_error(std::string("\"") + key + "\" is not an object of numbers");
+  for (const auto& [name, value] : found->items()) values[name] = number_from(value, name.c_str());
+  return values;
 }
 
 template <typename T>
@@ -150,12 +206,6 @@ ordered_json run_json(const RunResult& run) {
   return result;
 }
 
-template <typename T>
-std::optional<T> optional_from(const json& value) {
-  if (value.is_null()) return std::nullopt;
-  return value.get<T>();
-}
-
 RunResult run_from_json(const json& entry) {
   RunResult run;
   run.name = entry.at("name").get<std::string>();
@@ -169,26 +219,26 @@ RunResult run_from_json(const json& entry) {
   run.batch_size = entry.value("batch_size", int64_t{0});
   run.steps_per_epoch = entry.value("steps_per_epoch", int64_t{0});
   run.epochs_planned = entry.value("epochs_planned", 0);
-  run.total_wall_seconds = entry.value("total_wall_seconds", 0.0);
-  run.fit_wall_seconds = entry.value("fit_wall_seconds", 0.0);
-  run.evaluation = entry.value("evaluation", std::map<std::string, double>{});
-  run.evaluation_wall_seconds = entry.value("evaluation_wall_seconds", 0.0);
+  run.total_wall_seconds = number(entry, "total_wall_seconds");
+  run.fit_wall_seconds = number(entry, "fit_wall_seconds");
+  run.evaluation = number_map(entry, "evaluation");
+  run.evaluation_wall_seconds = number(entry, "evaluation_wall_seconds");
   run.evaluation_examples = entry.value("evaluation_examples", int64_t{0});
   run.profiled_first_step = entry.value("profiled_first_step", int64_t{0});
   run.profiled_steps = entry.value("profiled_steps", int64_t{0});
   if (entry.contains("peak")) {
     const json& peak = entry["peak"];
     run.peak.device = peak.value("device", "");
-    run.peak.peak_flops_per_second = optional_from<double>(peak.value("peak_flops_per_second", json(nullptr)));
-    run.peak.bandwidth_bytes_per_second = optional_from<double>(peak.value("bandwidth_bytes_per_second", json(nullptr)));
+    run.peak.peak_flops_per_second = optional_number(peak, "peak_flops_per_second");
+    run.peak.bandwidth_bytes_per_second = optional_number(peak, "bandwidth_bytes_per_second");
     run.peak.source = peak.value("source", "");
   }
   if (entry.contains("emulator") && entry["emulator"].is_object()) {
     const json& totals = entry["emulator"];
     run.emulator = EmulatorTotals{totals.value("ops", int64_t{0}),           totals.value("cycles", int64_t{0}),
-                                  totals.value("simulated_seconds", 0.0),    totals.value("clock_hz", 0.0),
+                                  number(totals, "simulated_seconds"),       number(totals, "clock_hz"),
                                   totals.value("hbm_bytes", int64_t{0}),     totals.value("stall_cycles", int64_t{0}),
-                                  totals.value("mxu_utilization", 0.0),      totals.value("collective_cycles", int64_t{0}),
+                                  number(totals, "mxu_utilization"),      totals.value("collective_cycles", int64_t{0}),
                                   totals.value("idle_cycles", int64_t{0})};
   }
   if (entry.contains("distribution") && entry["distribution"].is_object()) {
@@ -200,9 +250,8 @@ RunResult run_from_json(const json& entry) {
     result.worker_index = distribution.value("worker_index", 0);
     result.replica_devices = distribution.value("replica_devices", std::vector<std::string>{});
     result.cross_device_ops = distribution.value("cross_device_ops", "");
-    result.all_reduce_seconds_per_step =
-        optional_from<double>(distribution.value("all_reduce_seconds_per_step", json(nullptr)));
-    result.all_reduce_bytes_per_step = optional_from<double>(distribution.value("all_reduce_bytes_per_step", json(nullptr)));
+    result.all_reduce_seconds_per_step = optional_number(distribution, "all_reduce_seconds_per_step");
+    result.all_reduce_bytes_per_step = optional_number(distribution, "all_reduce_bytes_per_step");
   }
   for (const json& point : entry.value("benchmark", json::array())) {
     BenchmarkPoint& result = run.benchmark.emplace_back();
@@ -210,11 +259,11 @@ RunResult run_from_json(const json& entry) {
     result.size = point.value("size", std::vector<int64_t>{});
     result.dtype = point.value("dtype", "");
     result.repeats = point.value("repeats", int64_t{0});
-    result.flops = point.value("flops", 0.0);
-    result.bytes = point.value("bytes", 0.0);
-    result.seconds = point.value("seconds", 0.0);
+    result.flops = number(point, "flops");
+    result.bytes = number(point, "bytes");
+    result.seconds = number(point, "seconds");
     result.time_source = point.value("time_source", "");
-    result.wall_seconds = point.value("wall_seconds", 0.0);
+    result.wall_seconds = number(point, "wall_seconds");
   }
   if (entry.contains("tpu_system") && !entry["tpu_system"].is_null()) {
     run.tpu_system_json = entry["tpu_system"].is_string() ? entry["tpu_system"].get<std::string>() : entry["tpu_system"].dump();
@@ -223,9 +272,9 @@ RunResult run_from_json(const json& entry) {
     EpochRecord record;
     record.epoch = epoch.value("epoch", 0);
     record.steps = epoch.value("steps", int64_t{0});
-    record.wall_seconds = epoch.value("wall_seconds", 0.0);
-    record.logs = epoch.value("logs", std::map<std::string, double>{});
-    if (epoch.contains("simulated_seconds")) record.simulated_seconds = epoch["simulated_seconds"].get<double>();
+    record.wall_seconds = number(epoch, "wall_seconds");
+    record.logs = number_map(epoch, "logs");
+    record.simulated_seconds = optional_number(epoch, "simulated_seconds");
     run.epochs.push_back(std::move(record));
   }
   for (const json& op : entry.value("ops", json::array())) {
@@ -235,11 +284,11 @@ RunResult run_from_json(const json& entry) {
     summary.device = op.value("device", "");
     summary.time_source = op.value("time_source", "");
     summary.count = op.value("count", int64_t{0});
-    summary.seconds = op.value("seconds", 0.0);
-    summary.flops = op.value("flops", 0.0);
-    summary.bytes = op.value("bytes", 0.0);
-    summary.busy_cycles = op.value("cycles", 0.0);
-    summary.mxu_utilization = op.value("mxu_utilization", 0.0);
+    summary.seconds = number(op, "seconds");
+    summary.flops = number(op, "flops");
+    summary.bytes = number(op, "bytes");
+    summary.busy_cycles = number(op, "cycles");
+    summary.mxu_utilization = number(op, "mxu_utilization");
     run.ops.push_back(std::move(summary));
   }
   const json& steps = entry.contains("steps") ? entry["steps"] : json::array();
@@ -248,11 +297,11 @@ RunResult run_from_json(const json& entry) {
     StepRecord record;
     record.step = step.value("step", int64_t{0});
     record.epoch = step.value("epoch", 0);
-    record.wall_seconds = step.value("wall_seconds", 0.0);
-    record.logs = step.value("logs", std::map<std::string, double>{});
-    if (step.contains("device_seconds")) record.device_seconds = step["device_seconds"].get<double>();
-    if (step.contains("simulated_seconds")) record.simulated_seconds = step["simulated_seconds"].get<double>();
-    if (step.contains("all_reduce_seconds")) record.all_reduce_seconds = step["all_reduce_seconds"].get<double>();
+    record.wall_seconds = number(step, "wall_seconds");
+    record.logs = number_map(step, "logs");
+    record.device_seconds = optional_number(step, "device_seconds");
+    record.simulated_seconds = optional_number(step, "simulated_seconds");
+    record.all_reduce_seconds = optional_number(step, "all_reduce_seconds");
     run.steps.push_back(std::move(record));
   }
   return run;
@@ -299,7 +348,9 @@ std::string results_to_json_text(const ExperimentResults& results) {
                            {"overrides", results.overrides},
                            {"interrupted", results.interrupted},
                            {"units", units_table()},
+                           {"non_finite_numbers", false},
                            {"runs", std::move(runs)}};
+  document["non_finite_numbers"] = encode_non_finite(document["runs"]) > 0;
   return document.dump(1) + "\n";
 }
 
@@ -319,8 +370,18 @@ ExperimentResults results_from_json_text(const std::string& text) {
   return results;
 }
 
-std::string run_result_to_json_text(const RunResult& run) { return run_json(run).dump() + "\n"; }
-RunResult run_result_from_json_text(const std::string& text) { return run_from_json(json::parse(text)); }
+std::string run_result_to_json_text(const RunResult& run) {
+  ordered_json document = run_json(run);
+  encode_non_finite(document);
+  return document.dump() + "\n";
+}
+RunResult run_result_from_json_text(const std::string& text) {
+  try {
+    return run_from_json(json::parse(text));
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(std::string("malformed run result: ") + error.what());
+  }
+}
 
 void write_results_json(const ExperimentResults& results, const std::string& path) {
   std::ofstream out(path, std::ios::binary);

@@ -16,6 +16,7 @@ namespace accel::experiment {
 
 enum class ValueForm {
   kText,        // any scalar
+  kFileName,    // a scalar usable as one file or folder name: no '/', not "." or "..", no control characters
   kChoice,      // one of `choices`
   kBool,        // true / false
   kInteger,     // whole number in [min, max]
@@ -33,6 +34,10 @@ enum class ValueForm {
   kFreeMap,     // any nested mapping of scalars (checked elsewhere, e.g. against a TPU preset)
   kScalarList,  // a list of scalars (sweep values)
 };
+
+// The longest experiment or run name (kFileName), in bytes: a file name's
+// limit is 255, and the name is joined with suffixes.
+inline constexpr std::size_t kMaxFileNameBytes = 128;
 
 struct ValueSpec;
 using SpecPtr = std::shared_ptr<const ValueSpec>;
