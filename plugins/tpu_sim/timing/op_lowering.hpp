@@ -15,7 +15,7 @@ struct GemmShape {
   std::int64_t n = 0;  // columns of the output
   std::int64_t k = 0;  // the reduced dimension
   // Throws CountOverflowError beyond int64 (check_gemm does, too).
-  std::int64_t macs() const { return checked_mul(checked_mul(m, n, "M x N"), k, "the GEMM's MACs (M x N x K)"); }
+  std::int64_t macs() const { return checked_mul(checked_mul(m, n, "M x N"), k, "the GEMM's MAC count (M x N x K)"); }
 };
 
 enum class Padding { kValid, kSame };
