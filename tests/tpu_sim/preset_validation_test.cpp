@@ -247,6 +247,9 @@ TEST(PresetOverrides, OverridesAreValidatedLikeTheFile) {
   EXPECT_TRUE(contains(error.what(), "'chips' does not name a section")) << error.what();
   error = load_error("42", {parse_field_override("chips=1")});
   EXPECT_EQ(error.file(), "override 'chips=1'");
+  error = load_error(kValid, {parse_field_override("hbm={capacity_bytes: 2 TiB, bandwidth_bytes_per_s: 1e12}")});
+  EXPECT_EQ(error.file(), "override 'hbm={capacity_bytes: 2 TiB, bandwidth_bytes_per_s: 1e12}'") << error.what();
+  EXPECT_EQ(error.key(), "hbm.capacity_bytes");
   error = load_error(kValid, {parse_field_override("hbm.capacity_bytes=1e30")});
   EXPECT_TRUE(contains(error.what(), "override 'hbm.capacity_bytes=1e30'")) << error.what();
 }

@@ -55,8 +55,9 @@ struct LoadContext {
   std::map<std::string, std::string> overridden;  // key -> "key=value"
 
   Location locate(const std::string& key, const YAML::Node& node) const {
-    if (const auto it = overridden.find(key); it != overridden.end()) {
-      return {"override '" + it->second + "'", 0, 0};
+    // The key itself or a section around it ("core={mxus: 2}") may be overridden.
+    for (const auto& [overridden_key, text] : overridden) {
+      if (key == overridden_key || key.starts_with(overridden_key + ".")) return {"override '" + text + "'", 0, 0};
     }
     const YAML::Mark mark = node.Mark();
     if (mark.is_null()) return {file, 0, 0};
