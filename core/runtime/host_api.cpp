@@ -11,9 +11,7 @@
 namespace accel::detail {
 namespace {
 
-AccelStatus* status_create(AccelStatusCode code, const char* message) {
-  return new AccelStatus{code, message != nullptr ? message : ""};
-}
+AccelStatus* status_create(AccelStatusCode code, const char* message) { return create_status(code, message); }
 
 void log(AccelLogLevel level, const char* plugin_name, const char* message) {
   const char* plugin = plugin_name != nullptr ? plugin_name : "plugin";

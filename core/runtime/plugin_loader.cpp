@@ -2,13 +2,19 @@
 #include "runtime/plugin_loader.hpp"
 
 #include "runtime/host_api.hpp"
+#include "runtime/plugin_file_check.hpp"
 #include "runtime/status.hpp"
 
 #include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
 
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
-#include <fstream>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -29,15 +35,86 @@ void keep_loaded(boost::dll::shared_library&& library) {
   kept->push_back(std::move(library));
 }
 
-// Reads why a file cannot be a plugin before handing it to the dynamic loader,
-// whose messages for these cases are vague.
-std::string precheck_file(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return "cannot read file (permission denied or missing)";
-  char magic[4] = {};
-  file.read(magic, sizeof(magic));
-  if (file.gcount() != 4 || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L' || magic[3] != 'F') {
-    return "not a shared library (no ELF header)";
+// The dynamic loader's own words for a library it refuses (a missing
+// dependency, an undefined symbol); Boost.DLL reports only an errno.
+std::string dynamic_loader_message(const std::filesystem::path& path, const std::string& fallback) {
+  if (void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(handle);
+    return fallback;
+  }
+  const char* message = ::dlerror();
+  return message != nullptr ? message : fallback;
+}
+
+// The entry point must be code: a data object of that name, called, would
+// jump into data.
+bool is_function(const void* address) {
+  Dl_info info{};
+  void* entry = nullptr;  // the symbol's ElfW(Sym)
+  if (::dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
+  const unsigned type = ELF64_ST_TYPE(static_cast<const ElfW(Sym)*>(entry)->st_info);
+  return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+// A string the plugin handed over: bounded before it is copied.
+bool bounded_text(const char* text, size_t limit, std::string& out) {
+  if (text == nullptr) return false;
+  const size_t length = ::strnlen(text, limit + 1);
+  if (length > limit) return false;
+  out.assign(text, length);
+  return true;
+}
+
+// Device types are names such as CPU, GPU, TPU, NPU_X: letters, digits, '_'.
+bool valid_device_type(const std::string& type) {
+  return !type.empty() && std::all_of(type.begin(), type.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+// Every device's description, checked and copied; the reason when one is bad.
+std::string describe_devices(PluginLibrary& plugin) {
+  const AccelPluginApi& api = *plugin.api;
+  for (int32_t index = 0; index < plugin.physical_device_count; ++index) {
+    AccelDeviceInfo info{};
+    info.struct_size = sizeof(info);
+    AccelStatus* status = nullptr;
+    try {
+      status = api.physical_device_info(plugin.context, index, &info);
+    } catch (...) {
+      return fmt::format("describing device {} threw an exception", index);
+    }
+    if (status != nullptr) {
+      std::unique_ptr<AccelStatus> owned = take_status(status);
+      return fmt::format("describing device {} failed: {}", index,
+                         owned ? owned->message : "a status the host did not create");
+    }
+    DescribedDevice device;
+    if (info.type == nullptr) return fmt::format("device {} has no type (expected a name such as GPU)", index);
+    if (!bounded_text(info.type, kMaxDeviceTypeLength, device.type) || !valid_device_type(device.type)) {
+      return fmt::format("device {} has a type that is not a name of at most {} letters, digits or '_'", index,
+                         kMaxDeviceTypeLength);
+    }
+    std::transform(device.type.begin(), device.type.end(), device.type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (info.description != nullptr && !bounded_text(info.description, kMaxPluginTextLength, device.description)) {
+      return fmt::format("device {}'s description is longer than {} bytes", index, kMaxPluginTextLength);
+    }
+    device.memory_bytes = info.memory_bytes;
+    if (info.num_properties < 0 || info.num_properties > kMaxDeviceProperties ||
+        (info.num_properties > 0 && info.properties == nullptr)) {
+      return fmt::format("device {} reports {} properties (expected 0 to {}, with a table)", index, info.num_properties,
+                         kMaxDeviceProperties);
+    }
+    for (int32_t property = 0; property < info.num_properties; ++property) {
+      const AccelProperty& entry = info.properties[property];
+      std::string key, value;
+      if (!bounded_text(entry.key, kMaxPluginTextLength, key) ||
+          (entry.value != nullptr && !bounded_text(entry.value, kMaxPluginTextLength, value))) {
+        return fmt::format("device {}'s property {} has no key or a text longer than {} bytes", index, property,
+                           kMaxPluginTextLength);
+      }
+      device.properties[key] = value;
+    }
+    plugin.devices.push_back(std::move(device));
   }
   return {};
 }
@@ -67,21 +144,24 @@ std::string missing_required_function(const AccelPluginApi& api) {
 }
 
 std::string status_message(AccelStatus* status) {
-  std::unique_ptr<AccelStatus> owned(status);
+  std::unique_ptr<AccelStatus> owned = take_status(status);
+  if (owned == nullptr) {
+    return fmt::format("returned a status the host did not create ({})", static_cast<const void*>(status));
+  }
   return owned->message;
 }
 
 }  // namespace
 
 PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum_minor) {
-  if (std::string problem = precheck_file(path); !problem.empty()) return skipped(problem);
+  if (std::string problem = check_plugin_file(path); !problem.empty()) return skipped(problem);
 
   auto plugin = std::make_unique<PluginLibrary>();
   plugin->path = path.string();
   boost::dll::fs::error_code error;
   plugin->library.load(boost::dll::fs::path(path.string()), error,
                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  if (error) return skipped("cannot load shared library: " + error.message());
+  if (error) return skipped("cannot load shared library: " + dynamic_loader_message(path, error.message()));
   struct KeepLoadedWhenSkipped {
     PluginLibrary* plugin;
     bool accepted = false;
@@ -95,6 +175,10 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
   }
 
   auto entry_point = plugin->library.get<const AccelPluginApi*()>(ACCEL_PLUGIN_ENTRY_POINT_NAME);
+  if (!is_function(reinterpret_cast<const void*>(entry_point))) {
+    return skipped(fmt::format("entry point {} is not a function (it is data, or of unknown type)",
+                               ACCEL_PLUGIN_ENTRY_POINT_NAME));
+  }
   const AccelPluginApi* api = nullptr;
   try {
     api = entry_point();
@@ -105,7 +189,10 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
   if (api->struct_size < offsetof(AccelPluginApi, memory_info)) {
     return skipped(fmt::format("plugin table too small ({} bytes)", api->struct_size));
   }
-  std::string name = api->name != nullptr ? api->name : "";
+  std::string name;
+  if (api->name != nullptr && !bounded_text(api->name, kMaxDeviceTypeLength * 2, name)) {
+    return skipped(fmt::format("plugin name longer than {} bytes", kMaxDeviceTypeLength * 2));
+  }
   if (api->api_major != ACCEL_PLUGIN_API_MAJOR) {
     return skipped(fmt::format("plugin API major version {} does not match the host's {}",
                                api->api_major, ACCEL_PLUGIN_API_MAJOR),
@@ -123,7 +210,9 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
 
   plugin->api = api;
   plugin->name = name;
-  plugin->version = api->version != nullptr ? api->version : "";
+  if (api->version != nullptr && !bounded_text(api->version, kMaxPluginTextLength, plugin->version)) {
+    return skipped(fmt::format("version text longer than {} bytes", kMaxPluginTextLength), name);
+  }
   AccelStatus* status = nullptr;
   try {
     status = api->initialize(host_api(), &plugin->context);
@@ -148,7 +237,11 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
     }
     return skipped(reason, name);
   }
+  if (count > kMaxDevicesPerPlugin) {
+    return skipped(fmt::format("reports {} devices; a plugin may have at most {}", count, kMaxDevicesPerPlugin), name);
+  }
   plugin->physical_device_count = count;
+  if (std::string problem = describe_devices(*plugin); !problem.empty()) return skipped(problem, name);
   keep_on_skip.accepted = true;
   return PluginLoadResult{std::move(plugin), name, {}};
 }

@@ -17,6 +17,13 @@ struct PluginLoadResult {
   std::string reason;                     // why it was skipped
 };
 
+// What the host accepts from a plugin: more devices, or longer strings, are
+// a broken plugin (a count read from uninitialised memory), not hardware.
+inline constexpr int32_t kMaxDevicesPerPlugin = 1024;
+inline constexpr size_t kMaxDeviceTypeLength = 32;
+inline constexpr size_t kMaxPluginTextLength = 4096;
+inline constexpr int32_t kMaxDeviceProperties = 256;
+
 // `minimum_minor` is the oldest plugin API minor accepted (the host's by default).
 PluginLoadResult load_plugin(const std::filesystem::path& path,
                              uint32_t minimum_minor = ACCEL_PLUGIN_API_MIN_MINOR);

@@ -24,6 +24,47 @@ std::string canonical(const std::string& path) {
   return error ? path : resolved.string();
 }
 
+// The plugins that ship with accel, by name, and the device type each one
+// alone may provide (nullptr: none reserved). Another plugin taking one of
+// these names, or the CPU type, would displace or renumber the real ones:
+// whatever order discovery finds files in, CPU:0 is the bundled CPU plugin's.
+struct BundledPlugin {
+  const char* name;
+  const char* reserved_type;
+};
+constexpr BundledPlugin kBundledPlugins[] = {{"cpu", "CPU"}, {"cuda", nullptr}, {"tpu_sim", nullptr}};
+
+// Whether `path` (canonical) lies in one of the folders accel's own plugins
+// are installed in (beside the library or the program, the install folder),
+// as opposed to a folder a user named (ACCEL_PLUGIN_PATH, --plugin, YAML).
+bool in_bundled_folder(const std::string& path) {
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  for (const PluginLocation& location : default_plugin_locations()) {
+    if (!location.named_by_user && canonical(location.path.string()) == folder) return true;
+  }
+  return false;
+}
+
+// Why `plugin` may not load as it is (a reserved name or type), or "".
+std::string reserved_name_or_type(const PluginLibrary& plugin) {
+  const bool bundled = in_bundled_folder(plugin.path);
+  for (const BundledPlugin& reserved : kBundledPlugins) {
+    if (plugin.name == reserved.name && !bundled) {
+      return fmt::format("the name '{}' belongs to accel's bundled plugin; a plugin from {} must choose another",
+                         plugin.name, std::filesystem::path(plugin.path).parent_path().string());
+    }
+    if (reserved.reserved_type == nullptr || (plugin.name == reserved.name && bundled)) continue;
+    for (const DescribedDevice& device : plugin.devices) {
+      if (device.type == reserved.reserved_type) {
+        return fmt::format("device type {} is reserved for accel's bundled {} plugin; name the device type after "
+                           "your hardware",
+                           device.type, reserved.name);
+      }
+    }
+  }
+  return {};
+}
+
 
 }  // namespace
 
@@ -56,6 +97,12 @@ void RuntimeState::load_candidate(const std::string& path, bool required) {
 
   PluginLoadResult result = load_plugin(resolved);
   if (result.plugin != nullptr) {
+    if (std::string reason = reserved_name_or_type(*result.plugin); !reason.empty()) {
+      result.reason = std::move(reason);
+      rejected_.push_back(std::move(result.plugin));  // stays loaded: plugins are never unloaded
+    }
+  }
+  if (result.plugin != nullptr) {
     auto same_name = std::find_if(plugins_.begin(), plugins_.end(),
                                   [&](const auto& plugin) { return plugin->name == result.name; });
     if (same_name != plugins_.end()) {
@@ -78,25 +125,16 @@ void RuntimeState::load_candidate(const std::string& path, bool required) {
   std::map<std::string, int32_t> type_counts;
   for (const auto& record : physical_) ++type_counts[record.info.device_type];
   for (int32_t index = 0; index < plugin->physical_device_count; ++index) {
-    AccelDeviceInfo info{};
-    info.struct_size = sizeof(info);
-    check_status(plugin->api->physical_device_info(plugin->context, index, &info),
-                 fmt::format("plugin '{}' describing device {}", plugin->name, index));
+    const DescribedDevice& device = plugin->devices[static_cast<size_t>(index)];
     PhysicalDeviceRecord record;
     record.plugin = plugin;
     record.plugin_index = index;
-    record.info.device_type = info.type != nullptr ? info.type : "UNKNOWN";
-    std::transform(record.info.device_type.begin(), record.info.device_type.end(),
-                   record.info.device_type.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    record.info.name = fmt::format("/physical_device:{}:{}", record.info.device_type,
-                                   type_counts[record.info.device_type]++);
+    record.info.device_type = device.type;
+    record.info.name = fmt::format("/physical_device:{}:{}", device.type, type_counts[device.type]++);
     record.info.plugin = plugin->name;
-    record.info.description = info.description != nullptr ? info.description : "";
-    record.info.memory_bytes = info.memory_bytes;
-    for (int32_t property = 0; property < info.num_properties; ++property) {
-      const AccelProperty& entry = info.properties[property];
-      if (entry.key != nullptr) record.info.properties[entry.key] = entry.value != nullptr ? entry.value : "";
-    }
+    record.info.description = device.description;
+    record.info.memory_bytes = device.memory_bytes;
+    record.info.properties = device.properties;
     physical_.push_back(std::move(record));
   }
 }

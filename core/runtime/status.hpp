@@ -4,6 +4,7 @@
 
 #include <accel/plugin/accel_plugin.h>
 
+#include <memory>
 #include <string>
 
 struct AccelStatus {
@@ -12,6 +13,14 @@ struct AccelStatus {
 };
 
 namespace accel::detail {
+
+// A status for a plugin to return (the host API's status_create). The host
+// remembers every status it made and not yet freed, so that a pointer a
+// plugin returns that is not one of them (garbage, a code cast to a pointer)
+// is reported, never dereferenced.
+AccelStatus* create_status(AccelStatusCode code, const char* message);
+// The status, now owned by the caller, or null when the host did not create it.
+std::unique_ptr<AccelStatus> take_status(AccelStatus* status);
 
 // Frees `status`; when it is an error, throws the matching accel::Error with
 // "<context>: <plugin message>".

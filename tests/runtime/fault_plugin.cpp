@@ -15,6 +15,18 @@
 #define FAULT_INIT_ERROR 5
 #define FAULT_INIT_THROWS 6
 #define FAULT_ZERO_DEVICES 7
+#define FAULT_HUGE_COUNT 8       // claims 2^31 - 1 devices
+#define FAULT_INFO_ERROR 9       // describing its device fails
+#define FAULT_NULL_TYPE 10       // its device has no type
+#define FAULT_CPU_TYPE 11        // its device says it is a CPU
+#define FAULT_ENTRY_IS_DATA 12   // the entry symbol is a data object
+#define FAULT_FOREIGN_STATUS 13  // initialize returns a pointer that is no status
+#define FAULT_MISSING_DEPENDENCY 14  // linked against a library the loader cannot find
+
+#include <cstdint>
+#if ACCEL_TEST_FAULT == FAULT_MISSING_DEPENDENCY
+int accel_test_missing_dependency();  // in a library kept out of the loader's path
+#endif
 
 namespace {
 
@@ -27,20 +39,27 @@ AccelStatus* initialize(const AccelHostApi* host_api, AccelPluginContext** conte
   return host->status_create(ACCEL_STATUS_UNAVAILABLE, "simulated init failure: widget driver missing");
 #elif ACCEL_TEST_FAULT == FAULT_INIT_THROWS
   throw std::runtime_error("initialize exploded");
+#elif ACCEL_TEST_FAULT == FAULT_FOREIGN_STATUS
+  return reinterpret_cast<AccelStatus*>(std::uintptr_t{3});  // a status code where a pointer belongs
+#elif ACCEL_TEST_FAULT == FAULT_MISSING_DEPENDENCY
+  return accel_test_missing_dependency() == 0 ? nullptr : nullptr;
 #else
   return nullptr;
 #endif
 }
 
 AccelStatus* physical_device_count(AccelPluginContext*, int32_t* count) {
-  *count = ACCEL_TEST_FAULT == FAULT_ZERO_DEVICES ? 0 : 1;
+  *count = ACCEL_TEST_FAULT == FAULT_ZERO_DEVICES ? 0 : ACCEL_TEST_FAULT == FAULT_HUGE_COUNT ? INT32_MAX : 1;
   return nullptr;
 }
 
 const char* no_device_reason(AccelPluginContext*) { return "no widget attached"; }
 
 AccelStatus* physical_device_info(AccelPluginContext*, int32_t, AccelDeviceInfo* info) {
-  info->type = "TESTDEV";
+#if ACCEL_TEST_FAULT == FAULT_INFO_ERROR
+  return host->status_create(ACCEL_STATUS_INTERNAL, "simulated failure reading the widget's properties");
+#endif
+  info->type = ACCEL_TEST_FAULT == FAULT_NULL_TYPE ? nullptr : ACCEL_TEST_FAULT == FAULT_CPU_TYPE ? "CPU" : "TESTDEV";
   info->description = "test device";
   info->memory_bytes = 1 << 20;
   info->num_properties = 0;
@@ -90,7 +109,9 @@ const AccelPluginApi plugin_api = {
 
 }  // namespace
 
-#if ACCEL_TEST_FAULT != FAULT_MISSING_ENTRY
+#if ACCEL_TEST_FAULT == FAULT_ENTRY_IS_DATA
+extern "C" ACCEL_PLUGIN_EXPORT const unsigned char ACCEL_PLUGIN_ENTRY_POINT[16] = {0xff, 0xff, 0xff, 0xff};
+#elif ACCEL_TEST_FAULT != FAULT_MISSING_ENTRY
 extern "C" ACCEL_PLUGIN_EXPORT const AccelPluginApi* ACCEL_PLUGIN_ENTRY_POINT(void) {
 #if ACCEL_TEST_FAULT == FAULT_ENTRY_THROWS
   throw std::runtime_error("entry point exploded");

@@ -8,7 +8,11 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <sys/wait.h>
@@ -59,6 +63,15 @@ TEST(LoaderTest, EveryFaultIsSkippedWithItsReasonAndGoodPluginsLoad) {
   EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_zero_devices.so").find("zero devices: no widget attached"), std::string::npos);
   EXPECT_NE(skip_reason(devices, "libaccel-plugin-text.so").find("not a shared library"), std::string::npos);
   EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_none_dup_copy.so").find("duplicate plugin name 'dup'"), std::string::npos);
+  // Plugins that used to crash the host, displace the CPU or fail every command.
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_huge_count.so").find("reports 2147483647 devices; a plugin may have at most 1024"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_info_error.so").find("describing device 0 failed: simulated failure"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_null_type.so").find("device 0 has no type"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_cpu_type.so").find("device type CPU is reserved for accel's bundled cpu plugin"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_entry_is_data.so").find("is not a function"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_foreign_status.so").find("returned a status the host did not create"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_missing_dependency.so").find("libaccel_test_missing_dependency.so: cannot open shared object file"), std::string::npos);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-fault_none_cpu_name.so").find("the name 'cpu' belongs to accel's bundled plugin"), std::string::npos);
 
   std::vector<std::string> loaded;
   for (const auto& plugin : devices["plugins"]) loaded.push_back(plugin["name"]);
@@ -67,6 +80,53 @@ TEST(LoaderTest, EveryFaultIsSkippedWithItsReasonAndGoodPluginsLoad) {
   bool has_test_device = false;
   for (const auto& device : devices["logical_devices"]) has_test_device |= device["device_type"] == "TESTDEV";
   EXPECT_TRUE(has_test_device);
+  // Found first (ACCEL_PLUGIN_PATH comes before the bundled folder), the
+  // impostors still leave CPU:0 to the bundled CPU plugin, and the only CPU.
+  int cpus = 0;
+  for (const auto& device : devices["physical_devices"]) {
+    if (device["device_type"] != "CPU") continue;
+    ++cpus;
+    EXPECT_EQ(device["plugin"], "cpu");
+  }
+  EXPECT_EQ(cpus, 1) << devices.dump(1);
+}
+
+// A copy of a good plugin, damaged by `damage`, in a folder of its own.
+std::string damaged_copy(const std::string& name, const std::function<void(std::string&)>& damage) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("accel-damaged-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::ifstream in(fault_plugin("none_dup"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  damage(bytes);
+  const std::filesystem::path copy = folder / ("libaccel-plugin-" + name + ".so");
+  std::ofstream(copy, std::ios::binary) << bytes;
+  return copy.string();
+}
+
+TEST(LoaderTest, ATruncatedLibraryIsSkippedBeforeTheLoaderMapsIt) {
+  // Cut at several points: inside the program headers, inside the code, near the end.
+  for (const double fraction : {0.01, 0.3, 0.6, 0.95}) {
+    const std::string copy = damaged_copy("truncated", [&](std::string& bytes) {
+      bytes.resize(static_cast<size_t>(static_cast<double>(bytes.size()) * fraction));
+    });
+    const nlohmann::json devices = devices_with_plugin_path(copy);  // exits 0: no SIGBUS
+    EXPECT_NE(skip_reason(devices, "libaccel-plugin-truncated.so").find("truncated ELF file"), std::string::npos)
+        << fraction << ": " << skip_reason(devices, "libaccel-plugin-truncated.so");
+  }
+  std::filesystem::remove_all(std::filesystem::path(damaged_copy("x", [](std::string&) {})).parent_path());
+}
+
+TEST(LoaderTest, ALibraryForAnotherMachineSaysWhichMachine) {
+  const std::string copy = damaged_copy("aarch64", [](std::string& bytes) {
+    const uint16_t aarch64 = 183;  // EM_AARCH64, at e_machine (offset 18), little-endian
+    std::memcpy(bytes.data() + 18, &aarch64, sizeof(aarch64));
+  });
+  const nlohmann::json devices = devices_with_plugin_path(copy);
+  EXPECT_NE(skip_reason(devices, "libaccel-plugin-aarch64.so").find("built for aarch64, but this host is x86-64"),
+            std::string::npos)
+      << skip_reason(devices, "libaccel-plugin-aarch64.so");
+  std::filesystem::remove_all(std::filesystem::path(copy).parent_path());
 }
 
 TEST(LoaderTest, OldMinorVersionIsSkipped) {
