@@ -39,10 +39,13 @@ fuzzer="$work_dir/$name"
 newest=$(ls -t "${watch[@]}" | head -1)
 if [[ ! -x "$fuzzer" || "$newest" -nt "$fuzzer" ]]; then
   echo "building $fuzzer"
+  # Built aside and moved: an interrupted build never leaves a stale binary newer than the sources.
   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "${build[@]}" -o "$fuzzer"
+    "${build[@]}" -o "$fuzzer.new"
+  mv "$fuzzer.new" "$fuzzer"
 fi
 
+for i in "${!seeds[@]}"; do seeds[$i]=$(realpath "${seeds[$i]}"); done  # read from inside WORK_DIR
 cd "$work_dir"
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
   corpus "${seeds[@]}"
