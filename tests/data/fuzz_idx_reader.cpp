@@ -2,7 +2,7 @@
 // the Fashion-MNIST checks either parse into exactly the elements the header
 // promises or give one DataError naming the file -- never a crash, a hang,
 // another exception type, an allocation beyond the input's worth, or a
-// sanitizer report. Built and run by tests/common/run_libfuzzer.sh (ctest
+// sanitizer report. Built and run by tests/fuzz/run_libfuzzer.sh (ctest
 // label "fuzz").
 #include "idx_format.hpp"
 

@@ -2,7 +2,7 @@
 // whose task is inside its cluster, or gives one InvalidArgumentError whose
 // message starts with "TF_CONFIG" -- never a crash, a hang, an nlohmann
 // exception or a sanitizer report. Built and run by
-// tests/common/run_libfuzzer.sh (ctest label "fuzz").
+// tests/fuzz/run_libfuzzer.sh (ctest label "fuzz").
 #include <accel/distribute/tf_config_parser.hpp>
 #include <accel/error.hpp>
 
