@@ -444,45 +444,31 @@ stage_sanitize() {
 
 # ------------------------------------------------------------------ bench
 
+# run_bench NAME NEEDED COMMAND...: one benchmark, when NEEDED (the file it
+# runs) is in the pack or the tree, into $work/NAME.txt; adds NAME to `ran`, or
+# NAME and why to `failed` (an exit code, or "skipped: no GPU" where one is).
+run_bench() {
+  local name=$1 needed=$2 seconds rc
+  shift 2
+  if [[ ! -e $needed ]]; then echo "no $needed here"; return; fi
+  seconds=$(time_left)
+  section "$name ($seconds s at most)"
+  timeout -k 10 "$seconds" "$@" 2>&1 | tee "$work/$name.txt"
+  rc=${PIPESTATUS[0]}
+  if ((rc != 0)); then failed+=("$name (exit $rc)")
+  elif grep -q '^skipped: no GPU' "$work/$name.txt"; then failed+=("$name (no GPU for it)")
+  else ran+=("$name"); fi
+}
+
 stage_bench() {
   load_env || { summary FAIL "not unpacked (run the unpack stage first)"; return; }
   if ! have_gpu; then summary SKIP "no GPU here"; return; fi
-  local ran=() failed=() seconds rc
+  local ran=() failed=()
   begin_budget 240
-  if [[ -x $build/bin/cuda_startup_floor ]]; then
-    seconds=$(time_left)
-    section "bench/cuda/gpu_startup.sh $build ($seconds s at most)"
-    timeout -k 10 "$seconds" bash "$root/bench/cuda/gpu_startup.sh" "$build" 2>&1 | tee "$work/gpu_startup.txt"
-    rc=${PIPESTATUS[0]}
-    if ((rc != 0)); then failed+=("gpu_startup.sh (exit $rc)")
-    elif grep -q '^skipped: no GPU' "$work/gpu_startup.txt"; then failed+=("gpu_startup.sh (no GPU for it)")
-    else ran+=(gpu_startup.sh); fi
-  else
-    echo "no build/bin/cuda_startup_floor in the pack"
-  fi
-  if [[ -x $build/bin/bench_cuda_matmul ]]; then
-    seconds=$(time_left)
-    section "bench_cuda_matmul ($seconds s at most)"
-    timeout -k 10 "$seconds" "$build/bin/bench_cuda_matmul" 2>&1 | tee "$work/bench_cuda_matmul.txt"
-    rc=${PIPESTATUS[0]}
-    if ((rc != 0)); then failed+=("bench_cuda_matmul (exit $rc)")
-    elif grep -q '^skipped: no GPU' "$work/bench_cuda_matmul.txt"; then failed+=("bench_cuda_matmul (no GPU for it)")
-    else ran+=(bench_cuda_matmul); fi
-  else
-    echo "no build/bin/bench_cuda_matmul in the pack"
-  fi
-  if [[ -f $root/bench/cuda/compare_gpu_training.sh ]]; then
-    seconds=$(time_left)
-    section "bench/cuda/compare_gpu_training.sh $build ($seconds s at most)"
-    timeout -k 10 "$seconds" bash "$root/bench/cuda/compare_gpu_training.sh" "$build" 2>&1 |
-      tee "$work/compare_gpu_training.txt"
-    rc=${PIPESTATUS[0]}
-    if ((rc != 0)); then failed+=("compare_gpu_training.sh (exit $rc)")
-    elif grep -q '^skipped: no GPU' "$work/compare_gpu_training.txt"; then failed+=("compare_gpu_training.sh (no GPU for it)")
-    else ran+=(compare_gpu_training.sh); fi
-  else
-    echo "no bench/cuda/compare_gpu_training.sh in this tree"
-  fi
+  run_bench gpu_startup "$build/bin/cuda_startup_floor" bash "$root/bench/cuda/gpu_startup.sh" "$build"
+  run_bench bench_cuda_matmul "$build/bin/bench_cuda_matmul" "$build/bin/bench_cuda_matmul"
+  run_bench compare_gpu_training "$root/bench/cuda/compare_gpu_training.sh" \
+    bash "$root/bench/cuda/compare_gpu_training.sh" "$build"
   if ((${#failed[@]})); then
     summary FAIL "failed: ${failed[*]}${ran[*]:+; ran: ${ran[*]}}"
   elif ((${#ran[@]} == 0)); then
