@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -87,6 +88,42 @@ std::string check_plugin_file(const std::filesystem::path& path) {
   if (header.e_shoff != 0 && (header.e_shoff > size || sections_end > size)) {
     return fmt::format("truncated ELF file ({} bytes, but its section headers end at byte {}): a copy cut short?", size,
                        sections_end);
+  }
+  return {};
+}
+
+std::string elf_build_id(const std::filesystem::path& path) {
+  if (!check_plugin_file(path).empty()) return {};
+  std::ifstream file(path, std::ios::binary);
+  Elf64_Ehdr header{};
+  file.read(reinterpret_cast<char*>(&header), sizeof(header));
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  file.seekg(static_cast<std::streamoff>(header.e_phoff));
+  file.read(reinterpret_cast<char*>(segments.data()), static_cast<std::streamsize>(segments.size() * sizeof(Elf64_Phdr)));
+  constexpr uint64_t kMaxNoteBytes = 1 << 16;
+  for (const Elf64_Phdr& segment : segments) {
+    if (segment.p_type != PT_NOTE || segment.p_filesz > kMaxNoteBytes) continue;
+    std::string notes(segment.p_filesz, '\0');
+    file.seekg(static_cast<std::streamoff>(segment.p_offset));
+    file.read(notes.data(), static_cast<std::streamsize>(notes.size()));
+    // Each note: namesz, descsz, type, then the name and the descriptor, each padded to 4 bytes.
+    size_t at = 0;
+    while (at + sizeof(Elf64_Nhdr) <= notes.size()) {
+      Elf64_Nhdr note{};
+      std::memcpy(&note, notes.data() + at, sizeof(note));
+      const size_t name_at = at + sizeof(note);
+      const size_t descriptor_at = name_at + ((note.n_namesz + 3u) & ~size_t{3});
+      const size_t next = descriptor_at + ((note.n_descsz + 3u) & ~size_t{3});
+      if (next > notes.size() || next <= at) break;
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
+        std::string hex;
+        for (size_t byte = 0; byte < note.n_descsz; ++byte) {
+          hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[descriptor_at + byte]));
+        }
+        return hex;
+      }
+      at = next;
+    }
   }
   return {};
 }

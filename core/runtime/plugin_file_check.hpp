@@ -14,6 +14,10 @@ namespace accel::detail {
 // Empty when the file can be handed to dlopen; otherwise why not.
 std::string check_plugin_file(const std::filesystem::path& path);
 
+// The file's GNU build id (hex), or "" when it has none or is not a valid ELF
+// file: with the size and modification time it names one build of a plugin.
+std::string elf_build_id(const std::filesystem::path& path);
+
 // The architecture a machine number stands for ("x86-64", "aarch64", ...).
 std::string elf_machine_name(unsigned machine);
 

@@ -153,11 +153,15 @@ std::string status_message(AccelStatus* status) {
 
 }  // namespace
 
-PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum_minor) {
+PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum_minor, LoadStepObserver observe_step) {
+  const auto step = [observe_step](const char* name) {
+    if (observe_step != nullptr) observe_step(name);
+  };
   if (std::string problem = check_plugin_file(path); !problem.empty()) return skipped(problem);
 
   auto plugin = std::make_unique<PluginLibrary>();
   plugin->path = path.string();
+  step("dlopen");  // runs the library's static constructors
   boost::dll::fs::error_code error;
   plugin->library.load(boost::dll::fs::path(path.string()), error,
                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -180,12 +184,14 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
                                ACCEL_PLUGIN_ENTRY_POINT_NAME));
   }
   const AccelPluginApi* api = nullptr;
+  step(ACCEL_PLUGIN_ENTRY_POINT_NAME);
   try {
     api = entry_point();
   } catch (...) {
     return skipped(fmt::format("entry point {} threw an exception", ACCEL_PLUGIN_ENTRY_POINT_NAME));
   }
   if (api == nullptr) return skipped("entry point returned no plugin table");
+  step("reading the plugin table");
   if (api->struct_size < offsetof(AccelPluginApi, memory_info)) {
     return skipped(fmt::format("plugin table too small ({} bytes)", api->struct_size));
   }
@@ -214,6 +220,7 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
     return skipped(fmt::format("version text longer than {} bytes", kMaxPluginTextLength), name);
   }
   AccelStatus* status = nullptr;
+  step("initialize");
   try {
     status = api->initialize(host_api(), &plugin->context);
   } catch (...) {
@@ -222,6 +229,7 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
   if (status != nullptr) return skipped("initialize failed: " + status_message(status), name);
 
   int32_t count = 0;
+  step("physical_device_count");
   try {
     status = api->physical_device_count(plugin->context, &count);
   } catch (...) {
@@ -241,6 +249,7 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
     return skipped(fmt::format("reports {} devices; a plugin may have at most {}", count, kMaxDevicesPerPlugin), name);
   }
   plugin->physical_device_count = count;
+  step("physical_device_info");
   if (std::string problem = describe_devices(*plugin); !problem.empty()) return skipped(problem, name);
   keep_on_skip.accepted = true;
   return PluginLoadResult{std::move(plugin), name, {}};

@@ -5,6 +5,7 @@
 
 #include "runtime/loaded_plugin.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -24,8 +25,14 @@ inline constexpr size_t kMaxDeviceTypeLength = 32;
 inline constexpr size_t kMaxPluginTextLength = 4096;
 inline constexpr int32_t kMaxDeviceProperties = 256;
 
+// Told the step about to run ("dlopen", "initialize", "physical_device_count",
+// "physical_device_info"), so that whoever watches (the probe process) can
+// say where a plugin crashed or hung.
+using LoadStepObserver = void (*)(const char* step);
+
 // `minimum_minor` is the oldest plugin API minor accepted (the host's by default).
 PluginLoadResult load_plugin(const std::filesystem::path& path,
-                             uint32_t minimum_minor = ACCEL_PLUGIN_API_MIN_MINOR);
+                             uint32_t minimum_minor = ACCEL_PLUGIN_API_MIN_MINOR,
+                             LoadStepObserver observe_step = nullptr);
 
 }  // namespace accel::detail

@@ -4,6 +4,7 @@
 #include "runtime/logging.hpp"
 #include "runtime/plugin_discovery.hpp"
 #include "runtime/plugin_loader.hpp"
+#include "runtime/plugin_probe.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/status.hpp"
 
@@ -95,7 +96,10 @@ void RuntimeState::load_candidate(const std::string& path, bool required) {
   if (std::find(seen_paths_.begin(), seen_paths_.end(), resolved) != seen_paths_.end()) return;
   seen_paths_.push_back(resolved);
 
-  PluginLoadResult result = load_plugin(resolved);
+  // A new or changed file is loaded in a probe process first: what crashes,
+  // hangs or eats memory there is skipped here without being loaded.
+  const ProbeVerdict verdict = plugin_verdict(resolved, ACCEL_PLUGIN_API_MIN_MINOR);
+  PluginLoadResult result = verdict.safe ? load_plugin(resolved) : PluginLoadResult{nullptr, {}, verdict.reason};
   if (result.plugin != nullptr) {
     if (std::string reason = reserved_name_or_type(*result.plugin); !reason.empty()) {
       result.reason = std::move(reason);

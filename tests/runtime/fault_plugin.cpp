@@ -22,6 +22,16 @@
 #define FAULT_ENTRY_IS_DATA 12   // the entry symbol is a data object
 #define FAULT_FOREIGN_STATUS 13  // initialize returns a pointer that is no status
 #define FAULT_MISSING_DEPENDENCY 14  // linked against a library the loader cannot find
+// Faults only a probe process survives (tests/runtime/CMakeLists.txt keeps them apart):
+#define FAULT_CRASH_IN_INIT 15   // initialize dereferences null
+#define FAULT_HANG_IN_INIT 16    // initialize never returns
+#define FAULT_MEMORY_HOG 17      // initialize allocates until it is stopped
+#define FAULT_BAD_PROPERTIES 18  // its device's property table is a wild pointer
+#define FAULT_BAD_TABLE 19       // the entry point returns a wild pointer
+
+#include <chrono>
+#include <thread>
+#include <vector>
 
 #include <cstdint>
 #if ACCEL_TEST_FAULT == FAULT_MISSING_DEPENDENCY
@@ -43,6 +53,18 @@ AccelStatus* initialize(const AccelHostApi* host_api, AccelPluginContext** conte
   return reinterpret_cast<AccelStatus*>(std::uintptr_t{3});  // a status code where a pointer belongs
 #elif ACCEL_TEST_FAULT == FAULT_MISSING_DEPENDENCY
   return accel_test_missing_dependency() == 0 ? nullptr : nullptr;
+#elif ACCEL_TEST_FAULT == FAULT_CRASH_IN_INIT
+  *static_cast<volatile int*>(nullptr) = 1;
+  return nullptr;
+#elif ACCEL_TEST_FAULT == FAULT_HANG_IN_INIT
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif ACCEL_TEST_FAULT == FAULT_MEMORY_HOG
+  static std::vector<char*> blocks;
+  for (;;) {
+    char* block = new char[64 << 20];
+    std::memset(block, 1, 64 << 20);
+    blocks.push_back(block);
+  }
 #else
   return nullptr;
 #endif
@@ -62,8 +84,9 @@ AccelStatus* physical_device_info(AccelPluginContext*, int32_t, AccelDeviceInfo*
   info->type = ACCEL_TEST_FAULT == FAULT_NULL_TYPE ? nullptr : ACCEL_TEST_FAULT == FAULT_CPU_TYPE ? "CPU" : "TESTDEV";
   info->description = "test device";
   info->memory_bytes = 1 << 20;
-  info->num_properties = 0;
-  info->properties = nullptr;
+  info->num_properties = ACCEL_TEST_FAULT == FAULT_BAD_PROPERTIES ? 1 : 0;
+  info->properties = ACCEL_TEST_FAULT == FAULT_BAD_PROPERTIES ? reinterpret_cast<const AccelProperty*>(std::uintptr_t{16})
+                                                              : nullptr;
   return nullptr;
 }
 
@@ -115,6 +138,8 @@ extern "C" ACCEL_PLUGIN_EXPORT const unsigned char ACCEL_PLUGIN_ENTRY_POINT[16] 
 extern "C" ACCEL_PLUGIN_EXPORT const AccelPluginApi* ACCEL_PLUGIN_ENTRY_POINT(void) {
 #if ACCEL_TEST_FAULT == FAULT_ENTRY_THROWS
   throw std::runtime_error("entry point exploded");
+#elif ACCEL_TEST_FAULT == FAULT_BAD_TABLE
+  return reinterpret_cast<const AccelPluginApi*>(std::uintptr_t{4096});
 #endif
   return &plugin_api;
 }

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -178,6 +180,112 @@ TEST(LoaderTest, RequiredGoodPluginLoads) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   nlohmann::json devices = nlohmann::json::parse(result.output);
   EXPECT_EQ(devices["plugins"][0]["name"], "dup");
+}
+
+// --- The probe process: plugins that crash, hang or eat memory while loading.
+
+struct ProbeRun {
+  nlohmann::json devices;
+  std::string cache_text;
+};
+
+// `accel devices --json` with the unsafe plugins on ACCEL_PLUGIN_PATH and
+// their own probe cache file.
+ProbeRun devices_with_unsafe_plugins(const std::string& plugin_path, const std::string& cache,
+                                     const std::string& extra_environment = "") {
+  const CommandResult result =
+      run("env ACCEL_PLUGIN_PATH='" + plugin_path + "' ACCEL_PLUGIN_PROBE_CACHE='" + cache +
+          "' ACCEL_PLUGIN_PROBE_TIMEOUT_MS=1500 ACCEL_PLUGIN_PROBE_MEMORY_MIB=512 " + extra_environment + " " +
+          ACCEL_TEST_CLI + " devices --json 2>/dev/null");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(cache);
+  return {nlohmann::json::parse(result.output, nullptr, false), std::string(std::istreambuf_iterator<char>(in), {})};
+}
+
+std::string unsafe_reason(const nlohmann::json& devices, const std::string& kind) {
+  return skip_reason(devices, "libaccel-plugin-unsafe_" + kind + ".so");
+}
+
+std::string scratch_cache(const std::string& name) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("accel-probe-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(file.parent_path() / name);
+  std::filesystem::create_directories(file.parent_path());
+  return file.string();
+}
+
+TEST(PluginProbe, WhatCrashesHangsOrEatsMemoryIsSkippedAndTheHostLives) {
+  const ProbeRun probed = devices_with_unsafe_plugins(ACCEL_TEST_UNSAFE_PLUGIN_DIR, scratch_cache("unsafe.json"));
+  ASSERT_TRUE(probed.devices.is_object()) << "accel devices did not survive the unsafe plugins";
+  const nlohmann::json& devices = probed.devices;
+  EXPECT_NE(unsafe_reason(devices, "crash_in_init").find("crashed the probe process with signal 11 (SIGSEGV"),
+            std::string::npos) << unsafe_reason(devices, "crash_in_init");
+  EXPECT_NE(unsafe_reason(devices, "crash_in_init").find("in initialize"), std::string::npos);
+  EXPECT_NE(unsafe_reason(devices, "hang_in_init").find("did not finish loading within 1500 ms (stuck in initialize)"),
+            std::string::npos) << unsafe_reason(devices, "hang_in_init");
+  if (std::filesystem::exists(std::string(ACCEL_TEST_UNSAFE_PLUGIN_DIR) + "/libaccel-plugin-unsafe_memory_hog.so")) {
+    EXPECT_NE(unsafe_reason(devices, "memory_hog").find("used more than the probe's 512 MiB of memory in initialize"),
+              std::string::npos) << unsafe_reason(devices, "memory_hog");
+  }  // (not built under the sanitizers: tests/runtime/CMakeLists.txt)
+  EXPECT_NE(unsafe_reason(devices, "bad_properties").find("in physical_device_info"), std::string::npos)
+      << unsafe_reason(devices, "bad_properties");
+  EXPECT_NE(unsafe_reason(devices, "bad_table").find("in reading the plugin table"), std::string::npos)
+      << unsafe_reason(devices, "bad_table");
+  bool cpu = false;
+  for (const auto& device : devices["logical_devices"]) cpu |= device["device_type"] == "CPU";
+  EXPECT_TRUE(cpu) << "the good plugins must still load";
+}
+
+TEST(PluginProbe, VerdictsAreCachedUntilTheFileChanges) {
+  // One crashing plugin, copied so that the test can change it.
+  const std::filesystem::path folder = std::filesystem::path(scratch_cache("copy")).parent_path() / "plugins";
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path copy = folder / "libaccel-plugin-unsafe_crash_in_init.so";
+  std::filesystem::copy_file(std::string(ACCEL_TEST_UNSAFE_PLUGIN_DIR) + "/libaccel-plugin-unsafe_crash_in_init.so",
+                             copy, std::filesystem::copy_options::overwrite_existing);
+  const std::string cache = scratch_cache("cached.json");
+
+  const ProbeRun first = devices_with_unsafe_plugins(copy.string(), cache);
+  EXPECT_EQ(unsafe_reason(first.devices, "crash_in_init").find("(cached"), std::string::npos);
+  const nlohmann::json entries = nlohmann::json::parse(first.cache_text)["plugins"];
+  ASSERT_TRUE(entries.contains(std::filesystem::canonical(copy).string())) << first.cache_text;
+  EXPECT_FALSE(entries[std::filesystem::canonical(copy).string()]["safe"].get<bool>());
+  EXPECT_FALSE(entries[std::filesystem::canonical(copy).string()]["build_id"].get<std::string>().empty());
+
+  // Unchanged: the cached verdict, and nothing probed (the cache file is not rewritten).
+  const ProbeRun second = devices_with_unsafe_plugins(copy.string(), cache);
+  EXPECT_NE(unsafe_reason(second.devices, "crash_in_init").find("(cached; ACCEL_PLUGIN_RESCAN=1"), std::string::npos);
+  EXPECT_EQ(second.cache_text, first.cache_text);
+
+  // A rescan, and a changed file, probe again.
+  const ProbeRun rescanned = devices_with_unsafe_plugins(copy.string(), cache, "ACCEL_PLUGIN_RESCAN=1");
+  EXPECT_EQ(unsafe_reason(rescanned.devices, "crash_in_init").find("(cached"), std::string::npos);
+  std::filesystem::last_write_time(copy, std::filesystem::last_write_time(copy) + std::chrono::seconds(5));
+  const ProbeRun changed = devices_with_unsafe_plugins(copy.string(), cache);
+  EXPECT_EQ(unsafe_reason(changed.devices, "crash_in_init").find("(cached"), std::string::npos);
+  EXPECT_NE(changed.cache_text, rescanned.cache_text) << "the new modification time is recorded";
+}
+
+TEST(PluginProbe, AMalformedCacheIsAnEmptyOne) {
+  const std::string cache = scratch_cache("malformed.json");
+  for (const std::string text : {"", "{", "[]", "{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": 3}",
+                                 "{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": {\"x\": 1}}"}) {
+    std::ofstream(cache) << text;
+    const ProbeRun run = devices_with_unsafe_plugins(
+        std::string(ACCEL_TEST_UNSAFE_PLUGIN_DIR) + "/libaccel-plugin-unsafe_bad_table.so", cache);
+    EXPECT_NE(unsafe_reason(run.devices, "bad_table").find("crashed the probe process"), std::string::npos) << text;
+    EXPECT_TRUE(nlohmann::json::accept(run.cache_text)) << "the cache is rewritten whole: " << run.cache_text;
+  }
+}
+
+TEST(PluginProbe, ProbingOffLoadsGoodPluginsInProcess) {
+  const CommandResult result = run("env ACCEL_PLUGIN_PROBE=off ACCEL_PLUGIN_PATH='" + fault_plugin("none_dup") + "' " +
+                                   ACCEL_TEST_CLI + " devices --json 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json devices = nlohmann::json::parse(result.output);
+  std::vector<std::string> loaded;
+  for (const auto& plugin : devices["plugins"]) loaded.push_back(plugin["name"]);
+  EXPECT_NE(std::find(loaded.begin(), loaded.end(), "dup"), loaded.end());
 }
 
 }  // namespace
