@@ -5,11 +5,14 @@
 #include "tpu_preset_lookup.hpp"
 
 #include <accel/device.hpp>
+#include <accel/distribute/cluster_spec.hpp>
+#include <accel/error.hpp>
 #include <accel/experiment/schema.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -158,6 +161,30 @@ class RunReader {
     }
   }
 
+  // A simple resolver names the cluster in the file: every address must be
+  // one a worker can listen on or reach, and this process's task one of them.
+  void check_simple_resolver(const SourceNode& resolver) {
+    if (!resolver.is_map() || resolver.entries.size() != 1 || resolver.entries.front().first->text != "simple") return;
+    const SourceNode& arguments = *resolver.entries.front().second;
+    const SourceNode* workers = arguments.is_map() ? arguments.find("workers") : nullptr;
+    if (workers == nullptr) return;
+    for (const auto& worker : workers->items) {
+      try {
+        (void)distribute::split_host_port(worker->text);
+      } catch (const InvalidArgumentError& error) {
+        fail_at(*worker, fmt::format("worker address {}", error.what()), "host:port or [ipv6]:port, port in 1..65535");
+      }
+    }
+    if (const SourceNode* task = arguments.find("task_id")) {
+      std::int64_t index = 0;  // the schema checked it is an integer in range
+      const auto parsed = std::from_chars(task->text.data(), task->text.data() + task->text.size(), index);
+      if (parsed.ec == std::errc() && index >= static_cast<std::int64_t>(workers->items.size())) {
+        fail_at(*task, fmt::format("task_id {} is past the {} workers listed", index, workers->items.size()),
+                fmt::format("a task index from 0 to {}", workers->items.size() - 1));
+      }
+    }
+  }
+
   void read_devices() {
     std::vector<const SourceNode*> placed;  // the devices work is placed on, checked at the end
     if (const SourceNode* device = tree_.find("device")) {
@@ -221,6 +248,7 @@ class RunReader {
           for (const Field& field : spec.call(object.name)->arguments) {
             if (field.key == "resolver") out_.cluster_resolver = read_call(*resolver, *field.spec);
           }
+          check_simple_resolver(*resolver);
         }
       }
       out_.strategy = std::move(object);

@@ -266,6 +266,22 @@ TEST(Devices, AnotherJobOrTaskWithoutAClusterIsAnError) {
                                              "inline.yaml", offline_options()));
 }
 
+TEST(Strategies, ASimpleResolversAddressesAndTaskMustBeUsable) {
+  const std::string base = std::string(kMinimal) + "device: /CPU:0\nstrategy:\n  multi_worker_mirrored:\n    resolver: ";
+  const ExperimentError no_port = error_of(base + "{simple: {workers: ['host1:2222', host2], task_id: 0}}\n");
+  EXPECT_NE(std::string(no_port.what()).find("worker address 'host2' is not a \"host:port\""), std::string::npos)
+      << no_port.what();
+  EXPECT_EQ(no_port.where().line, 11);
+  EXPECT_NE(std::string(error_of(base + "{simple: {workers: ['::1:2222'], task_id: 0}}\n").what()).find("needs brackets"),
+            std::string::npos);
+  EXPECT_NE(std::string(error_of(base + "{simple: {workers: ['h:99999'], task_id: 0}}\n").what()).find("1..65535"),
+            std::string::npos);
+  const ExperimentError past = error_of(base + "{simple: {workers: ['h1:2222', 'h2:2222'], task_id: 2}}\n");
+  EXPECT_NE(std::string(past.what()).find("task_id 2 is past the 2 workers listed"), std::string::npos) << past.what();
+  EXPECT_NO_THROW((void)load_experiment_text(base + "{simple: {workers: ['h1:2222', '[::1]:2223'], task_id: 1}}\n",
+                                             "inline.yaml", offline_options()));
+}
+
 TEST(Names, ANameThatWouldLeaveTheResultsFolderIsRefused) {
   for (const std::string bad : {"../../escaped", "/etc/evil", "a/b", "..", "."}) {
     std::string yaml = kMinimal;
