@@ -6,6 +6,7 @@
 
 #include <accel/device.hpp>
 #include <accel/distribute/cluster_spec.hpp>
+#include <accel/distribute/tpu_cluster_resolver.hpp>
 #include <accel/error.hpp>
 #include <accel/experiment/schema.hpp>
 
@@ -161,6 +162,30 @@ class RunReader {
     }
   }
 
+  // The TPU a tpu strategy names, as TPUClusterResolver will read it: "local",
+  // a slice "sim://v4-8" of a known generation and core count, or a preset file.
+  void check_tpu_name(const SourceNode& tpu) {
+    const std::string& name = tpu.text;
+    constexpr std::string_view kSimScheme = "sim://";
+    const char* expected = "\"local\", an emulated slice such as sim://v4-8, or a TPU preset .yaml file";
+    if (name.empty() || name == "local") return;
+    if (name.starts_with(kSimScheme)) {
+      try {
+        (void)distribute::describe_tpu_slice(std::string_view(name).substr(kSimScheme.size()));
+      } catch (const InvalidArgumentError& error) {
+        fail_at(tpu, error.what(), expected);
+      }
+      return;
+    }
+    if (name.ends_with(".yaml") || name.ends_with(".yml")) {
+      std::error_code missing;
+      const std::string path = resolve_path(name, context_.experiment_dir);
+      if (!fs::exists(path, missing)) fail_at(tpu, fmt::format("TPU preset file '{}' not found", path), expected);
+      return;
+    }
+    fail_at(tpu, fmt::format("'{}' is not a TPU name", name), expected);
+  }
+
   // A simple resolver names the cluster in the file: every address must be
   // one a worker can listen on or reach, and this process's task one of them.
   void check_simple_resolver(const SourceNode& resolver) {
@@ -241,6 +266,7 @@ class RunReader {
       }
       if (object.name == "tpu") {
         need("TPU");
+        if (arguments != nullptr && arguments->find("tpu") != nullptr) check_tpu_name(*arguments->find("tpu"));
         check_tpu_slice_preset(object);
       }
       if (object.name == "multi_worker_mirrored" && arguments != nullptr) {

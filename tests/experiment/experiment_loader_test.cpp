@@ -282,6 +282,22 @@ TEST(Strategies, ASimpleResolversAddressesAndTaskMustBeUsable) {
                                              "inline.yaml", offline_options()));
 }
 
+TEST(Strategies, ATpuStrategysTpuMustBeOneTheResolverKnows) {
+  const std::string base = std::string(kMinimal) + "strategy: {tpu: {tpu: ";
+  for (const auto& [name, message] : std::vector<std::pair<std::string, std::string>>{
+           {"sim://v9-8", "unknown generation 'v9'"},
+           {"sim://v4-0", "is not a TensorCore count of v4"},
+           {"sim://foo", "should read v<generation>-<TensorCores>"},
+           {"grpc://10.0.0.1:8470", "'grpc://10.0.0.1:8470' is not a TPU name"},
+           {"missing_preset.yaml", "TPU preset file"}}) {
+    const ExperimentError error = error_of(base + name + "}}\n");
+    EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << name << ": " << error.what();
+    EXPECT_EQ(error.where().line, 8) << name;
+  }
+  EXPECT_NO_THROW((void)load_experiment_text(base + "sim://v4-8}}\n", "inline.yaml", offline_options()));
+  EXPECT_NO_THROW((void)load_experiment_text(base + "local}}\n", "inline.yaml", offline_options()));
+}
+
 TEST(Names, ANameThatWouldLeaveTheResultsFolderIsRefused) {
   for (const std::string bad : {"../../escaped", "/etc/evil", "a/b", "..", "."}) {
     std::string yaml = kMinimal;

@@ -5,8 +5,10 @@
 # Exit 0: no finding. Exit 77: clang++ or libFuzzer missing (ctest: skipped).
 set -euo pipefail
 source_dir=$1 work_dir=$2 libaccel=$3 seconds=${4:-30}
-# The loader checks a simple resolver's addresses with the distribute library's parser.
+# The loader checks a simple resolver's addresses and a TPU strategy's slice name
+# with the distribute library's own parsers.
 sources=("$source_dir"/core/experiment/*.cpp "$source_dir/core/distribute/cluster_spec.cpp"
+         "$source_dir/core/distribute/tpu_cluster_resolver.cpp" "$source_dir/core/distribute/cluster_resolver.cpp"
          "$source_dir/tests/experiment/fuzz_experiment_loader.cpp")
 exec "$source_dir/tests/fuzz/run_libfuzzer.sh" "$work_dir" fuzz_experiment_loader "$seconds" \
   --watch "${sources[@]}" "$source_dir"/core/experiment/*.hpp "$source_dir"/core/include/accel/experiment/*.hpp \
