@@ -67,6 +67,18 @@ TEST(TpuEstimateCommand, ErrorsExitWithTwo) {
   EXPECT_NE(result.err.find("tpu_v4"), std::string::npos) << result.err;
 }
 
+TEST(TpuEstimateCommand, AnAllReduceWhoseCyclesDoNotFitIsAnError) {
+  TpuEstimateRequest request;
+  request.op = "allreduce";
+  request.dims = {9000000000000000000};
+  request.json = true;
+  EXPECT_EQ(run(request).code, 0) << "9e18 bytes over tpu_v4's links still fit";
+  request.overrides = {"interconnect.link_bandwidth_bytes_per_s=1e6"};
+  const Result slow = run(request);
+  EXPECT_EQ(slow.code, 2);
+  EXPECT_NE(slow.err.find("the all-reduce's cycles does not fit a 64-bit count"), std::string::npos) << slow.err;
+}
+
 TEST(TpuEstimateCommand, RegistersOnTheApp) {
   CLI::App app("accel");
   add_tpu_command(app);

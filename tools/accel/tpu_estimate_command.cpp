@@ -9,6 +9,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "timing/checked_count.hpp"
 #include "timing/config_error.hpp"
 #include "timing/interconnect_model.hpp"
 #include "timing/op_timing.hpp"
@@ -110,7 +111,7 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
                  {"time_ms", all_reduce.seconds * 1e3},
                  {"link_ms", all_reduce.link_seconds * 1e3},
                  {"on_chip_ms", all_reduce.on_chip_seconds * 1e3},
-                 {"cycles", static_cast<std::int64_t>(all_reduce.seconds * hw.clock_hz)}});
+                 {"cycles", checked_round_count(all_reduce.seconds * hw.clock_hz, "the all-reduce's cycles")}});
     if (request.json) {
       out << json.dump(2) << "\n";
       return 0;
