@@ -1,8 +1,10 @@
 // Helpers shared by the data tests: reading int64 scalars out of a
-// pipeline, temporary directories, and writing small files.
+// pipeline, temporary directories, writing small files, and the bytes of IDX
+// files.
 #pragma once
 
 #include <accel/data/dataset.hpp>
+#include <accel/data/idx_reader.hpp>
 
 #include <gtest/gtest.h>
 
@@ -64,6 +66,29 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream stream(path);
   stream << text;
+}
+
+// --- IDX bytes (big-endian header, then the payload).
+
+inline void append_big_endian(std::vector<uint8_t>& out, uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
+}
+
+// An images header [count, rows, cols], without the pixels.
+inline std::vector<uint8_t> idx_images_header(uint32_t count, uint32_t rows, uint32_t cols) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxImagesMagic);
+  for (uint32_t dim : {count, rows, cols}) append_big_endian(bytes, dim);
+  return bytes;
+}
+
+// A whole labels file holding `labels`.
+inline std::vector<uint8_t> idx_labels(const std::vector<uint8_t>& labels) {
+  std::vector<uint8_t> bytes;
+  append_big_endian(bytes, kIdxLabelsMagic);
+  append_big_endian(bytes, static_cast<uint32_t>(labels.size()));
+  bytes.insert(bytes.end(), labels.begin(), labels.end());
+  return bytes;
 }
 
 }  // namespace accel::data::testing

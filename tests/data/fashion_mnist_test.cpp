@@ -16,25 +16,16 @@
 namespace accel::data {
 namespace {
 
-void append_big_endian(std::vector<uint8_t>& out, uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
-}
+using testing::idx_images_header;
+using testing::idx_labels;
 
 std::vector<uint8_t> images_file(uint32_t count, uint32_t rows = 28, uint32_t cols = 28) {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxImagesMagic);
-  for (uint32_t dim : {count, rows, cols}) append_big_endian(bytes, dim);
+  std::vector<uint8_t> bytes = idx_images_header(count, rows, cols);
   bytes.resize(bytes.size() + size_t{count} * rows * cols, 128);
   return bytes;
 }
 
-std::vector<uint8_t> labels_file(const std::vector<uint8_t>& labels) {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxLabelsMagic);
-  append_big_endian(bytes, static_cast<uint32_t>(labels.size()));
-  bytes.insert(bytes.end(), labels.begin(), labels.end());
-  return bytes;
-}
+std::vector<uint8_t> labels_file(const std::vector<uint8_t>& labels) { return idx_labels(labels); }
 
 // A Fashion-MNIST directory of 3 train and 2 test examples.
 struct SmallDataset {

@@ -19,44 +19,17 @@ namespace {
 using testing::TemporaryDirectory;
 using testing::write_bytes;
 
-void append_big_endian(std::vector<uint8_t>& out, uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(value >> shift));
-}
+using testing::idx_images_header;
+using testing::idx_labels;
 
 // Two 2x3 images with pixels 0, 51, 102, ...
 std::vector<uint8_t> images_file() {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxImagesMagic);
-  append_big_endian(bytes, 2);
-  append_big_endian(bytes, 2);
-  append_big_endian(bytes, 3);
+  std::vector<uint8_t> bytes = idx_images_header(2, 2, 3);
   for (int i = 0; i < 12; ++i) bytes.push_back(static_cast<uint8_t>((i * 51) % 256));
   return bytes;
 }
 
-std::vector<uint8_t> labels_file() {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxLabelsMagic);
-  append_big_endian(bytes, 3);
-  for (uint8_t label : {9, 0, 4}) bytes.push_back(label);
-  return bytes;
-}
-
-// An images header [count, rows, cols] followed by `payload` bytes.
-std::vector<uint8_t> images_header(uint32_t count, uint32_t rows, uint32_t cols) {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxImagesMagic);
-  for (uint32_t dim : {count, rows, cols}) append_big_endian(bytes, dim);
-  return bytes;
-}
-
-std::vector<uint8_t> labels_with(const std::vector<uint8_t>& labels) {
-  std::vector<uint8_t> bytes;
-  append_big_endian(bytes, kIdxLabelsMagic);
-  append_big_endian(bytes, static_cast<uint32_t>(labels.size()));
-  bytes.insert(bytes.end(), labels.begin(), labels.end());
-  return bytes;
-}
+std::vector<uint8_t> labels_file() { return idx_labels({9, 0, 4}); }
 
 std::vector<uint8_t> read_whole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -189,32 +162,32 @@ TEST(IdxReaderTest, EmptyAndMissingFiles) {
 TEST(IdxReaderTest, DimsWhoseProductIsAbsurdAreRefusedBeforeAnyAllocation) {
   TemporaryDirectory directory;
   // 65536 x 65536 x 65536 overflows nothing here but would ask for 2^48 bytes.
-  write_bytes(directory.file("huge"), images_header(65536, 65536, 65536));
+  write_bytes(directory.file("huge"), idx_images_header(65536, 65536, 65536));
   expect_data_error_saying([&] { read_idx(directory.file("huge")); }, directory.file("huge"),
                            "more than the 2147483648 elements");
   // 2^32-1 cubed would wrap a 64-bit product.
-  write_bytes(directory.file("wrap"), images_header(0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF));
+  write_bytes(directory.file("wrap"), idx_images_header(0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF));
   expect_data_error([&] { read_idx(directory.file("wrap")); }, directory.file("wrap"), "byte 4");
 }
 
 TEST(IdxReaderTest, ZeroImagesOrLabelsAreAnError) {
   TemporaryDirectory directory;
-  write_bytes(directory.file("no-images"), images_header(0, 28, 28));
+  write_bytes(directory.file("no-images"), idx_images_header(0, 28, 28));
   expect_data_error_saying([&] { read_idx_images(directory.file("no-images")); }, directory.file("no-images"),
                            "holds no images");
-  write_bytes(directory.file("no-labels"), labels_with({}));
+  write_bytes(directory.file("no-labels"), idx_labels({}));
   expect_data_error([&] { read_idx_labels(directory.file("no-labels")); }, directory.file("no-labels"), "byte 4");
 }
 
 TEST(IdxReaderTest, ImagesOfZeroRowsAreAnError) {
   TemporaryDirectory directory;
-  write_bytes(directory.file("flat"), images_header(3, 0, 28));
+  write_bytes(directory.file("flat"), idx_images_header(3, 0, 28));
   expect_data_error([&] { read_idx_images(directory.file("flat")); }, directory.file("flat"), "byte 8");
 }
 
 TEST(IdxReaderTest, ImagesOfAnotherSizeThanExpectedNameTheDimension) {
   TemporaryDirectory directory;
-  auto bytes = images_header(1, 28, 27);
+  auto bytes = idx_images_header(1, 28, 27);
   bytes.resize(bytes.size() + 28 * 27);
   write_bytes(directory.file("28x27"), bytes);
   EXPECT_EQ(read_idx_images(directory.file("28x27")).shape(), (Shape{1, 28, 27}));  // any size by default
@@ -226,7 +199,7 @@ TEST(IdxReaderTest, ImagesOfAnotherSizeThanExpectedNameTheDimension) {
 
 TEST(IdxReaderTest, LabelOutsideTheClassesNamesItsByte) {
   TemporaryDirectory directory;
-  write_bytes(directory.file("labels"), labels_with({3, 9, 200, 1}));
+  write_bytes(directory.file("labels"), idx_labels({3, 9, 200, 1}));
   EXPECT_EQ(read_idx_labels(directory.file("labels")).shape(), (Shape{4}));  // any value by default
   expect_data_error([&] { read_idx_labels(directory.file("labels"), DType::kInt32, 10); },
                     directory.file("labels"), "byte 10");
@@ -237,7 +210,7 @@ TEST(IdxReaderTest, LabelOutsideTheClassesNamesItsByte) {
 TEST(IdxReaderTest, GzipBombStopsAtTheSizeTheHeaderImplies) {
   TemporaryDirectory directory;
   // One 28x28 image, then 16 MiB of zeros that compress to about 16 KiB.
-  auto bytes = images_header(1, 28, 28);
+  auto bytes = idx_images_header(1, 28, 28);
   bytes.resize(bytes.size() + 28 * 28 + (size_t{16} << 20));
   write_gzip(directory.file("bomb.gz"), bytes);
   ASSERT_LT(std::filesystem::file_size(directory.file("bomb.gz")), size_t{1} << 20);
