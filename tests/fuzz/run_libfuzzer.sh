@@ -6,7 +6,8 @@
 # --watch: files whose change rebuilds the target; --build: sources, include
 # and define flags and libraries, as clang++ takes them; --seeds: corpus
 # folders read, not written (new inputs go to WORK_DIR/corpus).
-# Exit 0: no finding. Exit 77: clang++ or libFuzzer missing (ctest: skipped).
+# Exit 0: no finding. Exit 77: clang++ or libFuzzer missing (ctest: skipped). A finding
+# exits 1 (-error_exitcode): libFuzzer's own default, 77, would read as "skipped".
 # Anything else: the fuzzer found a crash (the reproducer is in WORK_DIR).
 set -euo pipefail
 work_dir=$1 name=$2 seconds=$3
@@ -47,5 +48,5 @@ fi
 
 for i in "${!seeds[@]}"; do seeds[$i]=$(realpath "${seeds[$i]}"); done  # read from inside WORK_DIR
 cd "$work_dir"
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+"$fuzzer" -error_exitcode=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
   corpus "${seeds[@]}"

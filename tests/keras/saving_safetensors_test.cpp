@@ -170,6 +170,12 @@ TEST(SafetensorsCorrupt, HugeHeaderLength) {
 
 TEST(SafetensorsCorrupt, BadJson) { expect_corrupt(file_with_header(R"({"a": {"dtype": )"), "not valid JSON"); }
 
+// Found by the fuzzer: nlohmann raises out_of_range, not parse_error, for a number it cannot hold.
+TEST(SafetensorsCorrupt, ANumberTooLargeForJson) {
+  expect_corrupt(file_with_header(R"({"a": {"dtype": "F32", "shape": [1e99999], "data_offsets": [0, 4]}})"),
+                 "not valid JSON");
+}
+
 TEST(SafetensorsCorrupt, HeaderNotAnObject) { expect_corrupt(file_with_header("[1, 2]"), "does not start with '{'"); }
 
 TEST(SafetensorsCorrupt, UnknownDtype) {

@@ -121,7 +121,7 @@ SafetensorsContents parse_safetensors(std::string_view bytes, const std::string&
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for a number too large
     fail(source, std::string("the header is not valid JSON: ") + error.what());
   }
   if (!header.is_object()) fail(source, "the header is not a JSON object");
