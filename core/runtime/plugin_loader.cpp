@@ -70,7 +70,40 @@ bool valid_device_type(const std::string& type) {
   return !type.empty() && std::all_of(type.begin(), type.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
-// Every device's description, checked and copied; the reason when one is bad.
+// The plugin table functions this host calls unconditionally.
+std::string missing_required_function(const AccelPluginApi& api) {
+  struct Required { const void* pointer; const char* name; };
+  const Required required[] = {
+      {reinterpret_cast<const void*>(api.initialize), "initialize"},
+      {reinterpret_cast<const void*>(api.physical_device_count), "physical_device_count"},
+      {reinterpret_cast<const void*>(api.physical_device_info), "physical_device_info"},
+      {reinterpret_cast<const void*>(api.device_open), "device_open"},
+      {reinterpret_cast<const void*>(api.device_close), "device_close"},
+      {reinterpret_cast<const void*>(api.supports_op), "supports_op"},
+      {reinterpret_cast<const void*>(api.buffer_allocate), "buffer_allocate"},
+      {reinterpret_cast<const void*>(api.buffer_free), "buffer_free"},
+      {reinterpret_cast<const void*>(api.copy_host_to_device), "copy_host_to_device"},
+      {reinterpret_cast<const void*>(api.copy_device_to_host), "copy_device_to_host"},
+      {reinterpret_cast<const void*>(api.copy_device_to_device), "copy_device_to_device"},
+      {reinterpret_cast<const void*>(api.execute), "execute"},
+      {reinterpret_cast<const void*>(api.synchronize), "synchronize"},
+  };
+  for (const Required& function : required) {
+    if (function.pointer == nullptr) return function.name;
+  }
+  return {};
+}
+
+std::string status_message(AccelStatus* status) {
+  std::unique_ptr<AccelStatus> owned = take_status(status);
+  if (owned == nullptr) {
+    return fmt::format("returned a status the host did not create ({})", static_cast<const void*>(status));
+  }
+  return owned->message;
+}
+
+}  // namespace
+
 std::string describe_devices(PluginLibrary& plugin) {
   const AccelPluginApi& api = *plugin.api;
   for (int32_t index = 0; index < plugin.physical_device_count; ++index) {
@@ -119,39 +152,35 @@ std::string describe_devices(PluginLibrary& plugin) {
   return {};
 }
 
-// The plugin table functions this host calls unconditionally.
-std::string missing_required_function(const AccelPluginApi& api) {
-  struct Required { const void* pointer; const char* name; };
-  const Required required[] = {
-      {reinterpret_cast<const void*>(api.initialize), "initialize"},
-      {reinterpret_cast<const void*>(api.physical_device_count), "physical_device_count"},
-      {reinterpret_cast<const void*>(api.physical_device_info), "physical_device_info"},
-      {reinterpret_cast<const void*>(api.device_open), "device_open"},
-      {reinterpret_cast<const void*>(api.device_close), "device_close"},
-      {reinterpret_cast<const void*>(api.supports_op), "supports_op"},
-      {reinterpret_cast<const void*>(api.buffer_allocate), "buffer_allocate"},
-      {reinterpret_cast<const void*>(api.buffer_free), "buffer_free"},
-      {reinterpret_cast<const void*>(api.copy_host_to_device), "copy_host_to_device"},
-      {reinterpret_cast<const void*>(api.copy_device_to_host), "copy_device_to_host"},
-      {reinterpret_cast<const void*>(api.copy_device_to_device), "copy_device_to_device"},
-      {reinterpret_cast<const void*>(api.execute), "execute"},
-      {reinterpret_cast<const void*>(api.synchronize), "synchronize"},
+TableCheck check_plugin_table(const AccelPluginApi& api, uint32_t minimum_minor) {
+  TableCheck check;
+  const auto problem = [&check](std::string text) {
+    check.problem = std::move(text);
+    return check;
   };
-  for (const Required& function : required) {
-    if (function.pointer == nullptr) return function.name;
+  if (api.struct_size < offsetof(AccelPluginApi, memory_info)) {
+    return problem(fmt::format("plugin table too small ({} bytes)", api.struct_size));
   }
-  return {};
-}
-
-std::string status_message(AccelStatus* status) {
-  std::unique_ptr<AccelStatus> owned = take_status(status);
-  if (owned == nullptr) {
-    return fmt::format("returned a status the host did not create ({})", static_cast<const void*>(status));
+  if (api.name != nullptr && !bounded_text(api.name, kMaxPluginNameLength, check.name)) {
+    return problem(fmt::format("plugin name longer than {} bytes", kMaxPluginNameLength));
   }
-  return owned->message;
+  if (api.api_major != ACCEL_PLUGIN_API_MAJOR) {
+    return problem(fmt::format("plugin API major version {} does not match the host's {}", api.api_major,
+                               ACCEL_PLUGIN_API_MAJOR));
+  }
+  if (api.api_minor < minimum_minor) {
+    return problem(fmt::format("plugin API version {}.{} is older than the minimum {}.{}", api.api_major,
+                               api.api_minor, ACCEL_PLUGIN_API_MAJOR, minimum_minor));
+  }
+  if (check.name.empty()) return problem("plugin table has no name");
+  if (std::string missing = missing_required_function(api); !missing.empty()) {
+    return problem("plugin table lacks function " + missing);
+  }
+  if (api.version != nullptr && !bounded_text(api.version, kMaxPluginTextLength, check.version)) {
+    return problem(fmt::format("version text longer than {} bytes", kMaxPluginTextLength));
+  }
+  return check;
 }
-
-}  // namespace
 
 PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum_minor, LoadStepObserver observe_step) {
   const auto step = [observe_step](const char* name) {
@@ -192,33 +221,12 @@ PluginLoadResult load_plugin(const std::filesystem::path& path, uint32_t minimum
   }
   if (api == nullptr) return skipped("entry point returned no plugin table");
   step("reading the plugin table");
-  if (api->struct_size < offsetof(AccelPluginApi, memory_info)) {
-    return skipped(fmt::format("plugin table too small ({} bytes)", api->struct_size));
-  }
-  std::string name;
-  if (api->name != nullptr && !bounded_text(api->name, kMaxDeviceTypeLength * 2, name)) {
-    return skipped(fmt::format("plugin name longer than {} bytes", kMaxDeviceTypeLength * 2));
-  }
-  if (api->api_major != ACCEL_PLUGIN_API_MAJOR) {
-    return skipped(fmt::format("plugin API major version {} does not match the host's {}",
-                               api->api_major, ACCEL_PLUGIN_API_MAJOR),
-                   name);
-  }
-  if (api->api_minor < minimum_minor) {
-    return skipped(fmt::format("plugin API version {}.{} is older than the minimum {}.{}",
-                               api->api_major, api->api_minor, ACCEL_PLUGIN_API_MAJOR, minimum_minor),
-                   name);
-  }
-  if (name.empty()) return skipped("plugin table has no name");
-  if (std::string missing = missing_required_function(*api); !missing.empty()) {
-    return skipped("plugin table lacks function " + missing, name);
-  }
-
+  TableCheck table = check_plugin_table(*api, minimum_minor);
+  if (!table.problem.empty()) return skipped(std::move(table.problem), std::move(table.name));
   plugin->api = api;
-  plugin->name = name;
-  if (api->version != nullptr && !bounded_text(api->version, kMaxPluginTextLength, plugin->version)) {
-    return skipped(fmt::format("version text longer than {} bytes", kMaxPluginTextLength), name);
-  }
+  plugin->name = table.name;
+  plugin->version = std::move(table.version);
+  const std::string& name = plugin->name;
   AccelStatus* status = nullptr;
   step("initialize");
   try {

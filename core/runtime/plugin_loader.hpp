@@ -24,6 +24,21 @@ inline constexpr int32_t kMaxDevicesPerPlugin = 1024;
 inline constexpr size_t kMaxDeviceTypeLength = 32;
 inline constexpr size_t kMaxPluginTextLength = 4096;
 inline constexpr int32_t kMaxDeviceProperties = 256;
+inline constexpr size_t kMaxPluginNameLength = 64;
+
+// The table's fields the host reads before calling the plugin: size, API
+// version, name (bounded), the required functions, version text (bounded).
+struct TableCheck {
+  std::string problem;  // empty when the table is usable
+  std::string name;     // as far as it was read
+  std::string version;
+};
+TableCheck check_plugin_table(const AccelPluginApi& api, uint32_t minimum_minor);
+
+// Describes every one of plugin.physical_device_count devices into
+// plugin.devices, checking what the plugin hands over (type, bounded strings,
+// property table); the reason when a device is bad, else "".
+std::string describe_devices(PluginLibrary& plugin);
 
 // Told the step about to run ("dlopen", "initialize", "physical_device_count",
 // "physical_device_info"), so that whoever watches (the probe process) can
