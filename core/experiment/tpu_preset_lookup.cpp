@@ -196,6 +196,7 @@ TpuSystem read_tpu_system(const SourceNode* tpu, const std::vector<std::string>&
     for (std::size_t i = 0; i < overrides.size(); ++i) {
       check_override_key(*preset_tree, overrides[i].first, *key_nodes[i], *overrides[i].second, out.preset_path);
       out.hardware_overrides.emplace_back(overrides[i].first, emit_scalar_or_list(*overrides[i].second));
+      out.hardware_override_locations[overrides[i].first] = overrides[i].second->where;
     }
   }
   return out;

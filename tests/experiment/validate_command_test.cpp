@@ -6,7 +6,10 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -60,6 +63,27 @@ TEST(ValidateCommand, TpuWhatIfsGetTheTimingLibrarysFullCheck) {
                                 " --set 'tpu.hardware.core.vmem_bytes=8 KiB'");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("not valid"), std::string::npos) << result.output;
+}
+
+TEST(ValidateCommand, ATpuHardwareValueOutOfRangeIsReportedWhereItIsWritten) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("accel_validate_hardware_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "name: hw\n"
+                         "model: {layers: [{flatten: {input_shape: [28, 28]}}, {dense: {units: 10}}]}\n"
+                         "data: {source: fashion_mnist}\n"
+                         "training: {optimizer: adam, loss: sparse_categorical_crossentropy}\n"
+                         "device: /TPU:0\n"
+                         "tpu:\n"
+                         "  preset: tpu_v4\n"
+                         "  hardware:\n"
+                         "    hbm:\n"
+                         "      bandwidth_bytes_per_s: .nan\n";
+  const Result result = run_cli("validate " + file.string());
+  std::filesystem::remove(file);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find(file.string() + ":10:30: "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("'hbm.bandwidth_bytes_per_s' is '.nan', not a finite number"), std::string::npos)
+      << result.output;
 }
 
 }  // namespace

@@ -35,8 +35,11 @@ void check_tpu_system_fully(const experiment::TpuSystem& system, const experimen
   try {
     (void)tpu::load_system(selection);
   } catch (const tpu::ConfigError& error) {
+    // At the value the error is about when the file overrides that key, else at `tpu:`.
+    const auto written = system.hardware_override_locations.find(error.key());
     throw experiment::ExperimentError(
-        where, fmt::format("TPU system '{}' with these what-ifs is not valid: {}", system.preset, error.problem()),
+        written != system.hardware_override_locations.end() ? written->second : where,
+        fmt::format("TPU system '{}' with these what-ifs is not valid: {}", system.preset, error.problem()),
         error.expected());
   }
 }

@@ -66,6 +66,7 @@ struct TpuSystem {
   std::optional<int> array_columns;
   std::optional<std::string> dataflow;                 // ws | os | is
   std::vector<std::pair<std::string, std::string>> hardware_overrides;  // dotted key, YAML value
+  std::map<std::string, SourceLocation> hardware_override_locations;   // dotted key -> where its value is written
   std::string timing = "analytical";
 };
 
