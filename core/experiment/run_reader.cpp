@@ -181,6 +181,11 @@ class RunReader {
       std::error_code missing;
       const std::string path = resolve_path(name, context_.experiment_dir);
       if (!fs::exists(path, missing)) fail_at(tpu, fmt::format("TPU preset file '{}' not found", path), expected);
+      try {  // the YAML rules of every file accel reads: duplicate keys, depth, size
+        (void)load_yaml_file(path, context_.options->limits);
+      } catch (const ExperimentError& error) {
+        fail_at(tpu, fmt::format("TPU preset file '{}' cannot be read: {}", path, error.what()), expected);
+      }
       return;
     }
     fail_at(tpu, fmt::format("'{}' is not a TPU name", name), expected);

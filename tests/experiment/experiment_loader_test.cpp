@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace accel::experiment {
 namespace {
 
@@ -296,6 +298,14 @@ TEST(Strategies, ATpuStrategysTpuMustBeOneTheResolverKnows) {
   }
   EXPECT_NO_THROW((void)load_experiment_text(base + "sim://v4-8}}\n", "inline.yaml", offline_options()));
   EXPECT_NO_THROW((void)load_experiment_text(base + "local}}\n", "inline.yaml", offline_options()));
+  // A preset file is read under the rules of every YAML file: a key given twice is an error.
+  const std::filesystem::path preset =
+      std::filesystem::temp_directory_path() / ("accel_twice_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(preset) << "name: twice\nchips: 4\nchips: 8\n";
+  const ExperimentError twice = error_of(base + preset.string() + "}}\n");
+  std::filesystem::remove(preset);
+  EXPECT_NE(std::string(twice.what()).find("cannot be read"), std::string::npos) << twice.what();
+  EXPECT_NE(std::string(twice.what()).find("chips"), std::string::npos) << twice.what();
 }
 
 TEST(Names, ANameThatWouldLeaveTheResultsFolderIsRefused) {
