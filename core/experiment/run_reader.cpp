@@ -184,7 +184,10 @@ class RunReader {
       try {  // the YAML rules of every file accel reads: duplicate keys, depth, size
         (void)load_yaml_file(path, context_.options->limits);
       } catch (const ExperimentError& error) {
-        fail_at(tpu, fmt::format("TPU preset file '{}' cannot be read: {}", path, error.what()), expected);
+        const SourceLocation& at = error.where();
+        fail_at(tpu, fmt::format("TPU preset file '{}' cannot be read: {}:{}:{}: {}", path, at.file, at.line, at.column,
+                                 error.problem()),
+                error.expected());
       }
       return;
     }
