@@ -162,20 +162,22 @@ class RunReader {
     }
   }
 
-  // The TPU a tpu strategy names, as TPUClusterResolver will read it: "local",
-  // a slice "sim://v4-8" of a known generation and core count, or a preset file.
-  void check_tpu_name(const SourceNode& tpu) {
+  // The TPU a tpu strategy names, checked as TPUClusterResolver will read it:
+  // "local", a slice "sim://v4-8" of a known generation and core count, or a
+  // preset file. Returns the name the resolver is to get: a file's path
+  // resolved against the experiment file's folder, as every path in the file.
+  std::string checked_tpu_name(const SourceNode& tpu) {
     const std::string& name = tpu.text;
     constexpr std::string_view kSimScheme = "sim://";
     const char* expected = "\"local\", an emulated slice such as sim://v4-8, or a TPU preset .yaml file";
-    if (name.empty() || name == "local") return;
+    if (name.empty() || name == "local") return name;
     if (name.starts_with(kSimScheme)) {
       try {
         (void)distribute::describe_tpu_slice(std::string_view(name).substr(kSimScheme.size()));
       } catch (const InvalidArgumentError& error) {
         fail_at(tpu, error.what(), expected);
       }
-      return;
+      return name;
     }
     if (name.ends_with(".yaml") || name.ends_with(".yml")) {
       std::error_code missing;
@@ -189,7 +191,7 @@ class RunReader {
                                  error.problem()),
                 error.expected());
       }
-      return;
+      return path;
     }
     fail_at(tpu, fmt::format("'{}' is not a TPU name", name), expected);
   }
@@ -274,7 +276,9 @@ class RunReader {
       }
       if (object.name == "tpu") {
         need("TPU");
-        if (arguments != nullptr && arguments->find("tpu") != nullptr) check_tpu_name(*arguments->find("tpu"));
+        if (arguments != nullptr && arguments->find("tpu") != nullptr) {
+          object.arguments["tpu"].data = checked_tpu_name(*arguments->find("tpu"));
+        }
         check_tpu_slice_preset(object);
       }
       if (object.name == "multi_worker_mirrored" && arguments != nullptr) {

@@ -306,6 +306,15 @@ TEST(Strategies, ATpuStrategysTpuMustBeOneTheResolverKnows) {
   std::filesystem::remove(preset);
   EXPECT_NE(std::string(twice.what()).find("cannot be read"), std::string::npos) << twice.what();
   EXPECT_NE(std::string(twice.what()).find("chips"), std::string::npos) << twice.what();
+  // A relative preset path starts at the experiment file's folder, for validation and the run alike.
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("accel_relative_preset_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "slice.yaml") << "name: slice\nchips: 2\n";
+  std::ofstream(folder / "run.yaml") << base + "slice.yaml}}\n";
+  const Experiment relative = load_experiment((folder / "run.yaml").string(), offline_options());
+  EXPECT_EQ(relative.runs[0].strategy->argument("tpu")->as_text(), (folder / "slice.yaml").string());
+  std::filesystem::remove_all(folder);
 }
 
 TEST(Names, ANameThatWouldLeaveTheResultsFolderIsRefused) {
