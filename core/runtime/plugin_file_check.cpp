@@ -38,8 +38,13 @@ std::string elf_machine_name(unsigned machine) {
   }
 }
 
-std::string check_plugin_file(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
+namespace {
+
+// Opens `path` and reads and checks its ELF header and program headers (see
+// check_plugin_file); on success `segments` holds the program headers and
+// `file` stays open for further reads. Returns why the file is refused, or "".
+std::string read_checked_elf(const std::filesystem::path& path, std::ifstream& file, std::vector<Elf64_Phdr>& segments) {
+  file.open(path, std::ios::binary);
   if (!file) return "cannot read file (permission denied or missing)";
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
@@ -67,7 +72,7 @@ std::string check_plugin_file(const std::filesystem::path& path) {
   if (header.e_phoff > size || table_end > size) {
     return fmt::format("truncated ELF file ({} bytes; its program headers end at byte {})", size, table_end);
   }
-  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  segments.resize(header.e_phnum);
   file.seekg(static_cast<std::streamoff>(header.e_phoff));
   file.read(reinterpret_cast<char*>(segments.data()), static_cast<std::streamsize>(segments.size() * sizeof(Elf64_Phdr)));
   if (static_cast<size_t>(file.gcount()) != segments.size() * sizeof(Elf64_Phdr)) return "cannot read the program headers";
@@ -92,14 +97,18 @@ std::string check_plugin_file(const std::filesystem::path& path) {
   return {};
 }
 
+}  // namespace
+
+std::string check_plugin_file(const std::filesystem::path& path) {
+  std::ifstream file;
+  std::vector<Elf64_Phdr> segments;
+  return read_checked_elf(path, file, segments);
+}
+
 std::string elf_build_id(const std::filesystem::path& path) {
-  if (!check_plugin_file(path).empty()) return {};
-  std::ifstream file(path, std::ios::binary);
-  Elf64_Ehdr header{};
-  file.read(reinterpret_cast<char*>(&header), sizeof(header));
-  std::vector<Elf64_Phdr> segments(header.e_phnum);
-  file.seekg(static_cast<std::streamoff>(header.e_phoff));
-  file.read(reinterpret_cast<char*>(segments.data()), static_cast<std::streamsize>(segments.size() * sizeof(Elf64_Phdr)));
+  std::ifstream file;
+  std::vector<Elf64_Phdr> segments;
+  if (!read_checked_elf(path, file, segments).empty()) return {};
   constexpr uint64_t kMaxNoteBytes = 1 << 16;
   for (const Elf64_Phdr& segment : segments) {
     if (segment.p_type != PT_NOTE || segment.p_filesz > kMaxNoteBytes) continue;

@@ -115,11 +115,7 @@ std::string describe_devices(PluginLibrary& plugin) {
     } catch (...) {
       return fmt::format("describing device {} threw an exception", index);
     }
-    if (status != nullptr) {
-      std::unique_ptr<AccelStatus> owned = take_status(status);
-      return fmt::format("describing device {} failed: {}", index,
-                         owned ? owned->message : "a status the host did not create");
-    }
+    if (status != nullptr) return fmt::format("describing device {} failed: {}", index, status_message(status));
     DescribedDevice device;
     if (info.type == nullptr) return fmt::format("device {} has no type (expected a name such as GPU)", index);
     if (!bounded_text(info.type, kMaxDeviceTypeLength, device.type) || !valid_device_type(device.type)) {
