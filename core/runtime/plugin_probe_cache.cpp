@@ -30,14 +30,27 @@ bool rescan_requested() {
   return rescan != nullptr && *rescan != '\0' && std::string_view(rescan) != "0";
 }
 
+// Whether `object[key]` is there and of the type `is_type` checks: the cache
+// is a file anyone can edit, so no field is read before its type is known
+// (nlohmann's value() throws on a field of another type).
+template <typename TypeCheck>
+bool has(const json& object, const char* key, TypeCheck is_type) {
+  const auto found = object.find(key);
+  return found != object.end() && is_type(*found);
+}
+const auto is_string = [](const json& value) { return value.is_string(); };
+const auto is_integer = [](const json& value) { return value.is_number_integer(); };
+
 json read_cache() {
   std::ifstream in(probe_cache_file(), std::ios::binary);
   if (!in) return json::object();
   std::stringstream text;
   text << in.rdbuf();
   json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!document.is_object() || document.value("format", "") != kFormat || document.value("version", 0) != kVersion ||
-      !document.contains("plugins") || !document["plugins"].is_object()) {
+  const bool ours = document.is_object() && has(document, "format", is_string) && document["format"] == kFormat &&
+                    has(document, "version", is_integer) && document["version"] == kVersion &&
+                    has(document, "plugins", [](const json& value) { return value.is_object(); });
+  if (!ours) {
     if (!text.str().empty()) runtime_log().debug("ignoring the malformed plugin probe cache {}", probe_cache_file().string());
     return json::object();
   }
@@ -45,9 +58,11 @@ json read_cache() {
 }
 
 bool same_build(const json& entry, const PluginFileIdentity& file) {
-  return entry.is_object() && entry.value("size", uint64_t{0}) == file.size &&
-         entry.value("modified_ns", int64_t{0}) == file.modified_ns && entry.value("build_id", "") == file.build_id &&
-         entry.value("host", "") == host_identity() && entry.contains("safe") && entry["safe"].is_boolean();
+  return entry.is_object() && has(entry, "size", is_integer) && entry["size"] == file.size &&
+         has(entry, "modified_ns", is_integer) && entry["modified_ns"] == file.modified_ns &&
+         has(entry, "build_id", is_string) && entry["build_id"] == file.build_id && has(entry, "host", is_string) &&
+         entry["host"] == host_identity() && has(entry, "safe", [](const json& value) { return value.is_boolean(); }) &&
+         has(entry, "reason", is_string);
 }
 
 }  // namespace
@@ -81,7 +96,7 @@ std::optional<ProbeVerdict> cached_verdict(const PluginFileIdentity& file) {
   if (!document.contains("plugins")) return std::nullopt;
   const auto entry = document["plugins"].find(file.path);
   if (entry == document["plugins"].end() || !same_build(*entry, file)) return std::nullopt;
-  return ProbeVerdict{(*entry)["safe"].get<bool>(), entry->value("reason", "")};
+  return ProbeVerdict{(*entry)["safe"].get<bool>(), (*entry)["reason"].get<std::string>()};
 }
 
 void store_verdict(const PluginFileIdentity& file, const ProbeVerdict& verdict) {

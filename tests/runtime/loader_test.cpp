@@ -274,8 +274,18 @@ TEST(PluginProbe, VerdictsAreCachedUntilTheFileChanges) {
 
 TEST(PluginProbe, AMalformedCacheIsAnEmptyOne) {
   const std::string cache = scratch_cache("malformed.json");
-  for (const std::string text : {"", "{", "[]", "{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": 3}",
-                                 "{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": {\"x\": 1}}"}) {
+  // The plugin's own entry with each field of the wrong type (found by plugin_file_fuzz: a
+  // field read before its type was checked threw out of `accel devices`).
+  const std::string plugin =
+      std::filesystem::canonical(std::string(ACCEL_TEST_UNSAFE_PLUGIN_DIR) + "/libaccel-plugin-unsafe_bad_table.so").string();
+  const std::string wrong_types = "{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": {\"" + plugin +
+                                  "\": {\"size\": \"big\", \"modified_ns\": [], \"build_id\": 7, \"host\": null, "
+                                  "\"safe\": \"yes\", \"reason\": 3}}}";
+  for (const std::string text : {std::string(""), std::string("{"), std::string("[]"), std::string("{\"format\": 7011}"),
+                                 std::string("{\"format\": \"accel-plugin-probes\", \"version\": \"1\"}"),
+                                 std::string("{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": 3}"),
+                                 std::string("{\"format\": \"accel-plugin-probes\", \"version\": 1, \"plugins\": {\"x\": 1}}"),
+                                 wrong_types}) {
     std::ofstream(cache) << text;
     const ProbeRun run = devices_with_unsafe_plugins(
         std::string(ACCEL_TEST_UNSAFE_PLUGIN_DIR) + "/libaccel-plugin-unsafe_bad_table.so", cache);
