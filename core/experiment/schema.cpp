@@ -59,7 +59,7 @@ SpecPtr make(ValueSpec spec) { return std::make_shared<const ValueSpec>(std::mov
 
 SpecPtr text() { return make({.form = ValueForm::kText}); }
 // Names that become folder and file names (the experiment's: runs/<name>/).
-SpecPtr file_name() { return make({.form = ValueForm::kFileName, .max_items = kMaxFileNameBytes}); }
+SpecPtr file_name() { return make({.form = ValueForm::kFileName}); }
 SpecPtr boolean() { return make({.form = ValueForm::kBool}); }
 SpecPtr choice(std::vector<std::string> choices) { return make({.form = ValueForm::kChoice, .choices = std::move(choices)}); }
 SpecPtr integer(double min, double max = std::numeric_limits<double>::infinity()) {
@@ -581,7 +581,7 @@ std::string describe_expected(const ValueSpec& spec) {
     case ValueForm::kText: return "a text value";
     case ValueForm::kFileName:
       return fmt::format("a name usable as a file name: at most {} bytes, no '/', not '.' or '..', no control characters",
-                         spec.max_items);
+                         kMaxFileNameBytes);
     case ValueForm::kChoice: return "one of " + quoted_list(spec.choices);
     case ValueForm::kBool: return "true or false";
     case ValueForm::kInteger: return "an integer" + range_text(spec);

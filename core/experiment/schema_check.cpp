@@ -91,7 +91,7 @@ void check_file_name(const SourceNode& node, const ValueSpec& spec, const std::s
   check_scalar_text(node, spec, path);
   const std::string& name = node.text;
   if (name.empty()) wrong(node, path, "empty", spec);
-  if (name.size() > spec.max_items) wrong(node, path, fmt::format("{} bytes long", name.size()), spec);
+  if (name.size() > kMaxFileNameBytes) wrong(node, path, fmt::format("{} bytes long", name.size()), spec);
   if (name == "." || name == "..") wrong(node, path, shown(node) + ", a folder reference", spec);
   if (name.find('/') != std::string::npos) wrong(node, path, shown(node) + ", which holds a '/'", spec);
   for (const char c : name) {

@@ -14,8 +14,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -163,11 +163,11 @@ RunResult run_in_child(const RunRequest& request, const experiment::RunConfig& r
   posix_spawnattr_setpgroup(&attributes, 0);
   const int spawn_error = ::posix_spawn(&child, "/proc/self/exe", nullptr, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
-  if (int error = spawn_error; error != 0) {
+  if (spawn_error != 0) {
     RunResult failed;
     failed.name = run.name;
     failed.status = RunStatus::kFailed;
-    failed.reason = fmt::format("cannot start the run's process: {}", std::strerror(error));
+    failed.reason = fmt::format("cannot start the run's process: {}", std::strerror(spawn_error));
     return failed;
   }
   running_child = child;

@@ -76,9 +76,9 @@ double number_from(const json& value, const char* key) {
   }
   throw std::runtime_error(std::string("\"") + key + "\" is " + value.dump() + ", not a number");
 }
-double number(const json& object, const char* key, double fallback = 0.0) {
+double number(const json& object, const char* key) {  // 0 when absent, as the reader's other defaults
   const auto found = object.find(key);
-  return found == object.end() ? fallback : number_from(*found, key);
+  return found == object.end() ? 0.0 : number_from(*found, key);
 }
 std::optional<double> optional_number(const json& object, const char* key) {
   const auto found = object.find(key);
