@@ -65,7 +65,7 @@ int main() {
     HostTensor tdy{ACCEL_DTYPE_F32, 4, {batch, kOut, kOut, kFilters}, dy.data()};
     HostTensor tdx{ACCEL_DTYPE_F32, 4, {batch, kHeight, kWidth, 1}, dx.data()};
     HostTensor tdf{ACCEL_DTYPE_F32, 4, {kFilter, kFilter, 1, kFilters}, dfilter.data()};
-    const AccelConv2dAttributes valid{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0};
+    const AccelConv2dAttributes valid{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
     for (int threads : {1, 2}) {
       accel::host_kernels::set_max_threads(threads);
       omp_set_num_threads(threads);

@@ -63,7 +63,7 @@ int main() {
       HostTensor ta{ACCEL_DTYPE_F32, 2, {s.m, s.k}, a.data()};
       HostTensor tb{ACCEL_DTYPE_F32, 2, {s.k, s.n}, b.data()};
       HostTensor tc{ACCEL_DTYPE_F32, 2, {s.m, s.n}, c.data()};
-      const AccelMatmulAttributes attributes{sizeof(AccelMatmulAttributes), 0, 0};
+      const AccelMatmulAttributes attributes{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
       const HostTensor inputs[] = {ta, tb};
       const double accel_s = accel::bench::median_seconds(
           [&] { accel::host_kernels::execute(ACCEL_OP_MATMUL, inputs, {&tc, 1}, &attributes); });

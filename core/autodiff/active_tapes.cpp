@@ -24,6 +24,8 @@ void announce_variable_read(const Variable& variable) {
   for (VariableReadListener* tape : tapes) tape->on_variable_read(variable);
 }
 
+bool any_active_tape() { return !active_tapes.empty(); }
+
 RecordingSuspension::RecordingSuspension() { ++suspension_depth; }
 RecordingSuspension::~RecordingSuspension() { --suspension_depth; }
 bool recording_suspended() { return suspension_depth > 0; }

@@ -19,6 +19,9 @@ class VariableReadListener {
 void add_active_tape(VariableReadListener* tape);
 void remove_active_tape(VariableReadListener* tape);
 void announce_variable_read(const Variable& variable);
+// Whether a tape records on this thread (a compiled function then runs eagerly,
+// so that the tape sees primitive ops it can differentiate).
+bool any_active_tape();
 
 // While one lives on this thread, no tape records an op: used around work
 // that is not part of the differentiated computation (variable assignment).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "active_tapes.hpp"
+#include "runtime/trace_hooks.hpp"
 
 namespace accel {
 
@@ -55,6 +56,10 @@ Variable::Variable(const Tensor& initial_value, std::string name, bool trainable
     throw InvalidArgumentError("Variable '" + name + "': the initial value is an undefined Tensor");
   }
   if (!name.ends_with(":0")) name += ":0";
+  if (accel::detail::TraceHooks* hooks = accel::detail::active_trace_hooks()) {
+    // tf.function forbids this too: a replay would create it again every call.
+    hooks->on_untraceable("creates the variable '" + name + "'");
+  }
   // The variable owns its storage (assignments must not write into the
   // caller's tensor), and creating it is not part of any differentiated computation.
   autodiff::detail::RecordingSuspension not_recorded;

@@ -231,7 +231,7 @@ bool needs_staging(AccelOp op, AccelDType dtype) {
 void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor> out, const void* attributes) {
   switch (op) {
     case ACCEL_OP_MATMUL: {
-      static const AccelMatmulAttributes no_transposes{sizeof(AccelMatmulAttributes), 0, 0};
+      static const AccelMatmulAttributes no_transposes{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
       return matmul(in[0], in[1], out[0],
                     attributes ? attributes_as<AccelMatmulAttributes>(attributes) : no_transposes);
     }
@@ -367,7 +367,7 @@ const char* op_name(AccelOp op) noexcept {
       "REDUCE_MAX", "REDUCE_MIN", "ARGMAX", "SOFTMAX", "LOG_SOFTMAX", "SPARSE_SOFTMAX_CROSS_ENTROPY", "CAST",
       "FILL", "RANDOM_UNIFORM", "RANDOM_NORMAL", "RANDOM_TRUNCATED_NORMAL", "TRANSPOSE", "COPY",
       "BROADCAST_TO", "SLICE", "CONCAT", "PAD", "GATHER", "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE",
-      "RMSPROP_UPDATE"};
+      "RMSPROP_UPDATE", "FUSED_ELEMENTWISE"};
   if (op < 0 || op >= ACCEL_OP_COUNT) return "UNKNOWN_OP";
   return names[op];
 }

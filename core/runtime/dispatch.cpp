@@ -10,6 +10,7 @@
 #include "runtime/runtime_state.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/status.hpp"
+#include "runtime/trace_hooks.hpp"
 
 #include <accel/error.hpp>
 #include <accel/runtime.hpp>
@@ -179,10 +180,14 @@ LogicalDevice* place_op(std::span<const Tensor> inputs) {
 
 Tensor copy_to_device(const Tensor& tensor, LogicalDevice* device) {
   Tensor copy(std::make_shared<TensorStorage>(device, tensor.byte_size()), tensor.shape(), tensor.dtype());
-  if (tensor.byte_size() == 0) return copy;
-  std::vector<std::byte> staging(tensor.byte_size());
-  tensor.copy_to_host(staging.data());
-  device->copy_from_host(staging.data(), copy.storage()->buffer, 0, tensor.byte_size());
+  TraceHooks* hooks = active_trace_hooks();
+  if (tensor.byte_size() != 0) {
+    TraceHooksSuspension staging_is_no_host_read;
+    std::vector<std::byte> staging(tensor.byte_size());
+    tensor.copy_to_host(staging.data());
+    device->copy_from_host(staging.data(), copy.storage()->buffer, 0, tensor.byte_size());
+  }
+  if (hooks != nullptr) hooks->on_transfer(tensor, copy);
   return copy;
 }
 

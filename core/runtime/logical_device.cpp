@@ -23,11 +23,20 @@ LogicalDevice::LogicalDevice(PluginLibrary* plugin, std::string type, int32_t in
 void LogicalDevice::attach(AccelDevice* handle) {
   handle_ = handle;
   for (int32_t op = 0; op < ACCEL_OP_COUNT; ++op) {
+    // A plugin built for an older minor never hears of ops appended after it.
+    if (op >= ACCEL_OP_FUSED_ELEMENTWISE && plugin_->api->api_minor < 2) continue;
     for (int32_t dtype = 0; dtype < ACCEL_DTYPE_COUNT; ++dtype) {
       supported_[op][dtype] =
           plugin_->api->supports_op(handle_, static_cast<AccelOp>(op), static_cast<AccelDType>(dtype)) != 0;
     }
   }
+}
+
+bool LogicalDevice::supports_epilogue(AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                                      AccelOp activation) const noexcept {
+  if (epilogue_flags == 0) return supports(op, dtype);
+  if (!plugin_->has(&AccelPluginApi::supports_epilogue)) return false;
+  return plugin_->api->supports_epilogue(handle_, op, dtype, epilogue_flags, activation) != 0;
 }
 
 LogicalDevice::~LogicalDevice() {

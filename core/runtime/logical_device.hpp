@@ -41,6 +41,9 @@ class LogicalDevice {
   bool supports(AccelOp op, AccelDType dtype) const noexcept {
     return supported_[static_cast<size_t>(op)][static_cast<size_t>(dtype)];
   }
+  // Whether the plugin runs `op` with this epilogue (accel_plugin.h, since 1.2);
+  // flags 0 is the plain op.
+  bool supports_epilogue(AccelOp op, AccelDType dtype, int32_t epilogue_flags, AccelOp activation) const noexcept;
 
   // Allocates `bytes` (nullptr for 0), enforcing the limit: ResourceExhaustedError
   // names the device, the request and what is in use.

@@ -79,6 +79,7 @@ const std::array<OpInfo, ACCEL_OP_COUNT> kOps = {{
     {"ResourceApplyKerasMomentum", "optimizer", sizeof(AccelSgdAttributes), 0b101},
     {"ResourceApplyAdam", "optimizer", sizeof(AccelAdamAttributes), 0b0111},
     {"ResourceApplyRMSProp", "optimizer", sizeof(AccelRmspropAttributes), 0b01111},
+    {"Fusion", "fusion", sizeof(AccelFusedElementwiseAttributes), 0},
 }};
 
 const OpInfo kReshape = {"Reshape", "data movement", kNone, 0};

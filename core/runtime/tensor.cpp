@@ -8,6 +8,7 @@
 #include "runtime/logical_device.hpp"
 #include "runtime/op_observer.hpp"
 #include "runtime/status.hpp"
+#include "runtime/trace_hooks.hpp"
 
 #include <fmt/format.h>
 
@@ -63,6 +64,7 @@ Device Tensor::device() const { return Device(storage_ ? storage_->device : null
 
 void Tensor::copy_to_host(void* destination) const {
   if (!storage_) throw FailedPreconditionError("copy_to_host of an undefined tensor");
+  if (detail::TraceHooks* hooks = detail::active_trace_hooks()) hooks->on_host_read(*this);
   storage_->device->copy_to_host(storage_->buffer, byte_offset_, destination, byte_size());
 }
 
@@ -125,7 +127,10 @@ void Tensor::assign(const Tensor& source) {
                                            dtype_name(source.dtype_), source.shape_.to_string(),
                                            dtype_name(dtype_), shape_.to_string()));
   }
+  if (detail::TraceHooks* hooks = detail::active_trace_hooks()) hooks->on_assign(*this);
   if (byte_size() == 0) return;
+  // The staging read below is part of this assignment, not a read the tracer should see.
+  detail::TraceHooksSuspension assignment_is_reported;
   detail::LogicalDevice* device = storage_->device;
   if (source.storage_->device == device) {
     detail::check_status(

@@ -139,6 +139,7 @@ const AccelPluginApi plugin_api = {
     /*no_device_reason=*/nullptr, &device_open, &device_close, &supports_op,
     &buffer_allocate, &buffer_free, &copy_host_to_device, &copy_device_to_host, &copy_device_to_device,
     &execute, &synchronize, /*memory_info=*/nullptr, /*get_extension=*/nullptr,
+    /*supports_epilogue=*/nullptr,
 };
 
 }  // namespace

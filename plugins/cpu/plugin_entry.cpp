@@ -142,6 +142,7 @@ constexpr AccelPluginApi kApi = {
     synchronize,
     nullptr,  // memory_info: the core accounts memory
     nullptr,  // get_extension: none
+    nullptr,  // supports_epilogue: none yet
 };
 
 }  // namespace

@@ -29,7 +29,7 @@ TEST(Matmul, TransposesBatchesAndBroadcasts) {
     for (const auto& c : cases) {
       Tensor a = random_tensor(dtype, c.a, -1, 1, 1), b = random_tensor(dtype, c.b, -1, 1, 2);
       Tensor y(dtype, c.y);
-      AccelMatmulAttributes attributes{sizeof(AccelMatmulAttributes), c.transpose_a, c.transpose_b};
+      AccelMatmulAttributes attributes{sizeof(AccelMatmulAttributes), c.transpose_a, c.transpose_b, 0, {}};
       run(ACCEL_OP_MATMUL, {&a, &b}, {&y}, &attributes);
       const int64_t m = c.y[c.y.size() - 2], n = c.y.back();
       const int64_t k = c.a[c.a.size() - (c.transpose_a ? 2 : 1)];
@@ -55,7 +55,7 @@ TEST(Matmul, TransposesBatchesAndBroadcasts) {
     }
   }
   Tensor a(ACCEL_DTYPE_F32, {3, 5}), b(ACCEL_DTYPE_F32, {4, 4}), y(ACCEL_DTYPE_F32, {3, 4});
-  AccelMatmulAttributes none{sizeof(AccelMatmulAttributes), 0, 0};
+  AccelMatmulAttributes none{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
   EXPECT_EQ(error_code_of([&] { run(ACCEL_OP_MATMUL, {&a, &b}, {&y}, &none); }), ACCEL_STATUS_INVALID_ARGUMENT);
   Tensor ints(ACCEL_DTYPE_I32, {3, 5});
   EXPECT_EQ(error_code_of([&] { run(ACCEL_OP_MATMUL, {&ints, &ints}, {&y}, &none); }), ACCEL_STATUS_UNIMPLEMENTED);
@@ -74,7 +74,7 @@ int64_t out_size(int64_t in, int64_t filter, int64_t stride, int64_t dilation, i
 // gradients are the same sum read the other way.
 TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
   auto attrs = [](int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t pt, int32_t pb, int32_t pl, int32_t pr) {
-    return AccelConv2dAttributes{sizeof(AccelConv2dAttributes), sh, sw, dh, dw, pt, pb, pl, pr};
+    return AccelConv2dAttributes{sizeof(AccelConv2dAttributes), sh, sw, dh, dw, pt, pb, pl, pr, 0, {}};
   };
   const std::vector<ConvCase> cases = {
       {2, 7, 6, 3, 3, 3, 4, attrs(1, 1, 1, 1, 0, 0, 0, 0)},   // valid
@@ -125,7 +125,7 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
 
 TEST(Conv2d, InconsistentOutputShapeIsInvalidArgument) {
   Tensor x(ACCEL_DTYPE_F32, {1, 5, 5, 1}), f(ACCEL_DTYPE_F32, {3, 3, 1, 2}), y(ACCEL_DTYPE_F32, {1, 5, 5, 2});
-  AccelConv2dAttributes a{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0};
+  AccelConv2dAttributes a{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
   std::string message;
   EXPECT_EQ(error_code_of([&] { run(ACCEL_OP_CONV2D, {&x, &f}, {&y}, &a); }, &message), ACCEL_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(message.find("CONV2D(float32[1,5,5,1], float32[3,3,1,2] -> float32[1,5,5,2])"), std::string::npos)
@@ -273,7 +273,7 @@ TEST(Threads, LimitIsSettableAndResettable) {
   host_kernels::set_max_threads(1);
   EXPECT_EQ(host_kernels::max_threads(), 1);
   Tensor a = random_tensor(ACCEL_DTYPE_F32, {64, 64}), y(ACCEL_DTYPE_F32, {64, 64});
-  AccelMatmulAttributes none{sizeof(AccelMatmulAttributes), 0, 0};
+  AccelMatmulAttributes none{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
   run(ACCEL_OP_MATMUL, {&a, &a}, {&y}, &none);  // oneDNN runs under the limit
   host_kernels::set_max_threads(0);
   EXPECT_GE(host_kernels::max_threads(), 1);

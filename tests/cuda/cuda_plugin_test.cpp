@@ -323,7 +323,7 @@ TEST_F(CudaGpuTest, MatmulMatchesHostLoop) {
   AccelTensor ta = upload(a, {batch, m, k});
   AccelTensor tb = upload(b, {batch, n, k});  // transposed: [batch, N, K]
   AccelTensor ty = tensor(ACCEL_DTYPE_F32, {batch, m, n}, sizeof(float));
-  AccelMatmulAttributes attributes{sizeof(attributes), 0, 1};
+  AccelMatmulAttributes attributes{sizeof(attributes), 0, 1, 0, {}};
   ASSERT_EQ(run(ACCEL_OP_MATMUL, {ta, tb}, {ty}, &attributes), "");
   std::vector<float> y = download(ty, batch * m * n);
   for (int64_t s = 0; s < batch; ++s) {
@@ -345,7 +345,7 @@ TEST_F(CudaGpuTest, FirstMatmulLoadsCublas) {
   }
   AccelTensor ta = upload({1.0f, 2.0f}, {1, 2}), tb = upload({3.0f, 4.0f}, {2, 1});
   AccelTensor ty = tensor(ACCEL_DTYPE_F32, {1, 1}, sizeof(float));
-  AccelMatmulAttributes attributes{sizeof(attributes), 0, 0};
+  AccelMatmulAttributes attributes{sizeof(attributes), 0, 0, 0, {}};
   ASSERT_EQ(run(ACCEL_OP_MATMUL, {ta, tb}, {ty}, &attributes), "");
   EXPECT_EQ(download(ty, 1)[0], 11.0f);
   EXPECT_TRUE(mapped("libcublas"));
@@ -458,7 +458,7 @@ TEST_F(CudaGpuTest, SupportsOpIsTruthful) {
 TEST_F(CudaGpuTest, Conv2dMatchesHostLoop) {
   const int64_t n = 1, h = 5, w = 4, c = 2, kh = 3, kw = 2, o = 3;
   // stride 2x1, asymmetric pads (top 1, bottom 0, left 0, right 1)
-  AccelConv2dAttributes attributes{sizeof(attributes), 2, 1, 1, 1, 1, 0, 0, 1};
+  AccelConv2dAttributes attributes{sizeof(attributes), 2, 1, 1, 1, 1, 0, 0, 1, 0, {}};
   const int64_t oh = (h + 1 - kh) / 2 + 1, ow = (w + 1 - kw) / 1 + 1;
   std::vector<float> x = ramp(n * h * w * c, 0.5f), f = ramp(kh * kw * c * o, 0.25f);
   AccelTensor tx = upload(x, {n, h, w, c}), tf = upload(f, {kh, kw, c, o});

@@ -127,7 +127,7 @@ const AccelPluginApi plugin_api = {
     ACCEL_TEST_PLUGIN_NAME, "0.0.1",
     &initialize, &physical_device_count, &physical_device_info, &no_device_reason,
     &device_open, &device_close, &supports_op, &buffer_allocate, &buffer_free,
-    &copy_in, &copy_out, &copy_within, &execute, &synchronize, nullptr, nullptr,
+    &copy_in, &copy_out, &copy_within, &execute, &synchronize, nullptr, nullptr, nullptr,
 };
 
 }  // namespace

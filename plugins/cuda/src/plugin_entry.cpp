@@ -248,6 +248,7 @@ const AccelPluginApi kApi = {
     synchronize,
     memory_info,
     get_extension,
+    nullptr,  // supports_epilogue: none yet
 };
 
 }  // namespace

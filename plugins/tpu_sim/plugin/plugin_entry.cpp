@@ -181,6 +181,7 @@ constexpr AccelPluginApi kApi = {
     synchronize,
     nullptr,  // memory_info: the core accounts memory per logical device
     get_extension,
+    nullptr,  // supports_epilogue: none yet
 };
 
 }  // namespace

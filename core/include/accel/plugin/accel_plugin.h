@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 1
+#define ACCEL_PLUGIN_API_MINOR 2
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -165,15 +165,44 @@ typedef enum AccelOp {
   ACCEL_OP_ADAM_UPDATE = 60,    /* in: var, m, v, grad */
   ACCEL_OP_RMSPROP_UPDATE = 61, /* in: var, ms, mom, mg, grad */
 
-  ACCEL_OP_COUNT = 62,
+  /* Since 1.2. A fusion of elementwise ops (and reductions of their results)
+     run as one kernel; AccelFusedElementwiseAttributes holds its program.
+     Optional: a plugin that does not claim it gets the unfused ops. */
+  ACCEL_OP_FUSED_ELEMENTWISE = 62,
+
+  ACCEL_OP_COUNT = 63,
 } AccelOp;
 
 /* --------------------------------------------------------------- op attributes */
+
+/*
+ * Since 1.2: an epilogue applied to the result of MATMUL, CONV2D or
+ * CONV2D_BACKWARD_INPUT before it is stored, so that the result makes one
+ * trip to memory. In this order, each step only when its flag is set:
+ *   y = acc + bias          ACCEL_EPILOGUE_BIAS: one extra input, bias[N],
+ *                           N the output's last dimension (after the op's inputs)
+ *   y = activation(y)       ACCEL_EPILOGUE_ACTIVATION: `activation` is
+ *                           ACCEL_OP_RELU, ACCEL_OP_SIGMOID or ACCEL_OP_TANH
+ *   y = mask > 0 ? y : 0    ACCEL_EPILOGUE_RELU_MASK: one extra input (after
+ *                           the bias, if any) of the output's shape; this is
+ *                           RELU_BACKWARD(y, mask) fused into the gradient
+ *                           that feeds it
+ * The host sends an epilogue only to a device whose supports_epilogue says
+ * yes; epilogue_flags 0 (or a struct from before 1.2) is the plain op.
+ */
+typedef enum AccelEpilogueFlag {
+  ACCEL_EPILOGUE_BIAS = 1,
+  ACCEL_EPILOGUE_ACTIVATION = 2,
+  ACCEL_EPILOGUE_RELU_MASK = 4,
+} AccelEpilogueFlag;
 
 typedef struct AccelMatmulAttributes {
   size_t struct_size;
   int32_t transpose_a;
   int32_t transpose_b;
+  /* Since 1.2. */
+  int32_t epilogue_flags; /* AccelEpilogueFlag bits */
+  AccelOp activation;     /* with ACCEL_EPILOGUE_ACTIVATION */
 } AccelMatmulAttributes;
 
 /* Padding is explicit: the host resolves "same"/"valid" into these four. */
@@ -182,6 +211,9 @@ typedef struct AccelConv2dAttributes {
   int32_t stride_h, stride_w;
   int32_t dilation_h, dilation_w;
   int32_t pad_top, pad_bottom, pad_left, pad_right;
+  /* Since 1.2; CONV2D and CONV2D_BACKWARD_INPUT only. */
+  int32_t epilogue_flags; /* AccelEpilogueFlag bits */
+  AccelOp activation;     /* with ACCEL_EPILOGUE_ACTIVATION */
 } AccelConv2dAttributes;
 
 typedef struct AccelPoolAttributes {
@@ -270,6 +302,67 @@ typedef struct AccelRmspropAttributes {
   double epsilon;
   int32_t centered;
 } AccelRmspropAttributes;
+
+/*
+ * Since 1.2: the program of ACCEL_OP_FUSED_ELEMENTWISE.
+ *
+ * The fusion iterates over one shape, `shape[rank]`. Every input broadcasts
+ * to it by NumPy's rules (aligned on the last axis). Instructions run in
+ * order for each element; instruction i yields one value, named i, of
+ * `dtype`:
+ *   ACCEL_FUSED_LOAD      input `operands[0]`, at this element
+ *   ACCEL_FUSED_CONSTANT  `value`, converted to `dtype`
+ *   ACCEL_FUSED_OP        `op` on earlier values operands[0..2]: a unary
+ *                         elementwise op (NEG .. LOGICAL_NOT), a binary one
+ *                         (ADD .. TANH_BACKWARD, with the operand order of
+ *                         the op), SELECT (cond, a, b) or CAST (to `dtype`)
+ * The op's semantics, and the dtype each yields, are exactly the plain op's
+ * (docs/op-set.md); a value is computed as the plain op would compute it, so
+ * a fusion gives the same numbers as its ops run one by one.
+ *
+ * Output j stores value `outputs[j].value`. With `reduce_op` 0 it has the
+ * iteration shape; otherwise it is that value reduced as REDUCE_SUM,
+ * REDUCE_MEAN, REDUCE_MAX or REDUCE_MIN would with `axes` and `keep_dims`.
+ * An output may share its buffer with an input of the same shape and dtype
+ * that no later element reads (the host's buffer planner writes in place);
+ * an unreduced output never overlaps anything else.
+ */
+typedef enum AccelFusedInstructionKind {
+  ACCEL_FUSED_LOAD = 0,
+  ACCEL_FUSED_CONSTANT = 1,
+  ACCEL_FUSED_OP = 2,
+} AccelFusedInstructionKind;
+
+typedef struct AccelFusedInstruction {
+  AccelFusedInstructionKind kind;
+  AccelOp op;          /* ACCEL_FUSED_OP */
+  AccelDType dtype;    /* of the value */
+  int32_t operands[3]; /* LOAD: the input index; OP: earlier instruction indices */
+  double value;        /* CONSTANT */
+} AccelFusedInstruction;
+
+typedef struct AccelFusedOutput {
+  int32_t value;     /* the instruction whose value is stored */
+  AccelOp reduce_op; /* 0: none; else ACCEL_OP_REDUCE_SUM / _MEAN / _MAX / _MIN */
+  int32_t num_axes;  /* reduced axes of the iteration shape (sorted, unique) */
+  int32_t axes[ACCEL_MAX_RANK];
+  int32_t keep_dims;
+} AccelFusedOutput;
+
+/* Limits a plugin may rely on. */
+#define ACCEL_FUSED_MAX_INSTRUCTIONS 64
+#define ACCEL_FUSED_MAX_INPUTS 16
+#define ACCEL_FUSED_MAX_OUTPUTS 8
+
+typedef struct AccelFusedElementwiseAttributes {
+  size_t struct_size;
+  int32_t rank;
+  int64_t shape[ACCEL_MAX_RANK]; /* the iteration shape */
+  int32_t num_instructions;
+  const AccelFusedInstruction* instructions;
+  int32_t num_outputs; /* equals AccelOpCall.num_outputs */
+  const AccelFusedOutput* outputs;
+} AccelFusedElementwiseAttributes;
 
 /* ------------------------------------------------------------------ tensors */
 
@@ -434,6 +527,11 @@ typedef struct AccelPluginApi {
   AccelStatus* (*memory_info)(AccelDevice* device, AccelMemoryInfo* info);
   /* Optional (may be NULL): an extension table by name, or NULL. */
   const void* (*get_extension)(AccelPluginContext* context, const char* name);
+  /* Since 1.2. Optional (may be NULL: no epilogues): nonzero when the device
+     runs `op` (MATMUL, CONV2D, CONV2D_BACKWARD_INPUT) with principal dtype
+     `dtype` and the epilogue `epilogue_flags` / `activation` (AccelEpilogueFlag). */
+  int32_t (*supports_epilogue)(AccelDevice* device, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                               AccelOp activation);
 } AccelPluginApi;
 
 typedef const AccelPluginApi* (*AccelGetPluginApiFunction)(void);

@@ -1,0 +1,81 @@
+// The graph passes, in the order the compiler runs them (compiler.cpp).
+// Each rewrites a Graph in place, keeps Graph::verify() true, never changes
+// what the graph computes (to rounding, for the fusions) and never moves a
+// side effect. Each lives in its own file with its own tests
+// (tests/graph/).
+#pragma once
+
+#include "graph/graph.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace accel::graph {
+
+// Removes nodes whose outputs nothing reads (transitively) and that have no
+// side effect. Returns the number of nodes removed.
+int32_t eliminate_dead_code(Graph& graph);
+
+// Merges nodes that run the same op with the same attributes on the same
+// device over the same inputs (random and side-effecting ops excepted).
+// Returns the number of nodes removed.
+int32_t eliminate_common_subexpressions(Graph& graph);
+
+// Evaluates, once, nodes whose inputs are all constants (FILL outputs and
+// earlier folded values) and that are elementwise, CAST, BROADCAST_TO or
+// FILL itself, replacing their outputs with kConstant values. Returns the
+// number of nodes folded.
+int32_t fold_constants(Graph& graph);
+
+// What the devices can run, asked by the fusion passes. of_devices() asks the
+// plugins (LogicalDevice::supports / supports_epilogue); tests pass their own.
+struct FusionSupport {
+  std::function<bool(detail::LogicalDevice* device, AccelDType dtype)> fused_elementwise;
+  std::function<bool(detail::LogicalDevice* device, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                     AccelOp activation)>
+      epilogue;
+  static FusionSupport of_devices();
+};
+
+struct FusionStatistics {
+  int32_t fusions = 0;       // fused nodes made
+  int32_t ops_fused = 0;     // op nodes they replaced
+  uint64_t bytes_saved = 0;  // intermediate bytes no longer written and read back
+};
+
+// Epilogue fusion: a bias add (ADD of a rank-1 value over the last axis) and
+// then RELU / SIGMOID / TANH into the MATMUL or CONV2D that produces their
+// input, and RELU_BACKWARD(dy, x) into the MATMUL / CONV2D_BACKWARD_INPUT
+// that produces dy, when the device supports that epilogue and no one else
+// reads the intermediate. Runs before elementwise fusion.
+FusionStatistics fuse_epilogues(Graph& graph, const FusionSupport& support);
+
+// Elementwise fusion: maximal groups of unary / binary / broadcasting
+// elementwise ops (and CAST, SELECT) on one device become one
+// FUSED_ELEMENTWISE node, with reductions that consume a group's value as
+// its last step (AccelFusedOutput.reduce_op). A group never spans devices,
+// never reads a value it writes after a side effect, and keeps every value
+// read outside it as an output.
+FusionStatistics fuse_elementwise(Graph& graph, const FusionSupport& support);
+
+// Buffer planning: the values that live only within one run of the graph get
+// an offset in one arena per device, reusing the memory of values whose last
+// reader has run, and fusions write in place over a dead input of the same
+// shape and dtype. Parameters, captures, constants, results (and the reshapes
+// that alias them) are not planned.
+struct BufferPlan {
+  static constexpr int64_t kNotPlanned = -1;
+  std::vector<int64_t> offsets;  // per value: byte offset in its device's arena
+  std::map<detail::LogicalDevice*, uint64_t> arena_bytes;
+  int32_t in_place_writes = 0;
+  // Peak bytes of the step's own values: as eager dispatch holds them (each
+  // from its producer to its last reader), and as planned (arenas + results).
+  uint64_t eager_peak_bytes = 0;
+  uint64_t planned_peak_bytes = 0;
+};
+inline constexpr uint64_t kArenaAlignment = 64;
+BufferPlan plan_buffers(const Graph& graph);
+
+}  // namespace accel::graph
