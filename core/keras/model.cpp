@@ -118,6 +118,8 @@ void Model::update_metrics(const Tensor& y_true, const Tensor& y_pred, const Ten
 
 Logs Model::train_step(const Tensor& x, const Tensor& y) {
   require_compiled("training");
+  // Under a strategy the built-in step runs on every replica.
+  if (distribution_ != nullptr) return distributed_train_step(x, y);
   Tensor y_pred;
   Tensor loss;
   std::vector<Variable> weights;
@@ -142,6 +144,7 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
 
 Logs Model::test_step(const Tensor& x, const Tensor& y) {
   require_compiled("evaluation");
+  if (distribution_ != nullptr) return distributed_test_step(x, y);
   const Tensor y_pred = (*this)(x, /*training=*/false);
   update_metrics(y, y_pred, (*loss_)(y, y_pred));
   return metric_results();

@@ -22,6 +22,11 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
 }
 
 Logs Model::run_evaluate(detail::BatchSource& source, const EvaluateOptions& options) {
+  if (inputs().size() > 1 || outputs().size() > 1) {
+    throw UnimplementedError("evaluate: model '" + name() + "' has " + std::to_string(inputs().size()) +
+                             " inputs and " + std::to_string(outputs().size()) +
+                             " outputs; evaluating a model of several inputs or outputs is not implemented yet");
+  }
   const CallbackParams params{detail::resolve_verbosity(options.verbose), 1,
                               options.steps ? options.steps : source.batches_per_pass()};
   detail::CallbackList callbacks(options.callbacks, *this, params, /*add_history=*/false);
@@ -41,8 +46,7 @@ Logs Model::run_test_loop(detail::BatchSource& source, detail::CallbackList& cal
       throw InvalidArgumentError("evaluate: the data has no labels; a Dataset must yield (features, labels)");
     }
     callbacks.on_test_batch_begin(step, {});
-    const Logs logs =
-        distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
+    const Logs logs = test_step(batch->x, batch->y);
     callbacks.on_test_batch_end(step, logs);
   }
   if (step == 0) throw InvalidArgumentError("evaluate: the data yielded no batches");

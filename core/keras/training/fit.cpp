@@ -94,6 +94,11 @@ History Model::fit(const data::Dataset& dataset, FitOptions options) {
 }
 
 History Model::run_fit(detail::BatchSource& training, detail::BatchSource* validation, const FitOptions& options) {
+  if (inputs().size() > 1 || outputs().size() > 1) {
+    throw UnimplementedError("fit: model '" + name() + "' has " + std::to_string(inputs().size()) + " inputs and " +
+                             std::to_string(outputs().size()) +
+                             " outputs; training a model of several inputs or outputs is not implemented yet");
+  }
   if (options.initial_epoch < 0) {
     throw InvalidArgumentError("fit: initial_epoch must be >= 0, got " + std::to_string(options.initial_epoch));
   }
@@ -158,7 +163,8 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
           break;
         }
         if (done == 0) callbacks.on_train_batch_begin(step, {});
-        logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
+        // The virtual step: an override is called under a strategy too.
+        logs = train_step(batch->x, batch->y);
       }
       if (done == 0) break;
       step += done;

@@ -3,16 +3,22 @@
 // every layer.
 #pragma once
 
+#include <accel/keras/layers/add.hpp>
+#include <accel/keras/layers/average.hpp>
 #include <accel/keras/layers/average_pooling2d.hpp>
 #include <accel/keras/layers/batch_normalization.hpp>
+#include <accel/keras/layers/concatenate.hpp>
 #include <accel/keras/layers/conv2d.hpp>
 #include <accel/keras/layers/dropout.hpp>
 #include <accel/keras/layers/embedding.hpp>
 #include <accel/keras/layers/global_average_pooling2d.hpp>
 #include <accel/keras/layers/max_pooling2d.hpp>
+#include <accel/keras/layers/multiply.hpp>
+#include <accel/keras/layers/subtract.hpp>
 
 #include <accel/keras/activations.hpp>
 #include <accel/keras/initializers.hpp>
+#include <accel/keras/input_layer.hpp>
 #include <accel/keras/layer.hpp>
 
 #include <memory>

@@ -1,5 +1,9 @@
-// Model (keras.Model's training API): compile / fit / evaluate / predict on
-// top of Layer. Sequential derives from it. The semantics are Keras 2's:
+// Model (keras.Model): a Functional model built from symbolic inputs and
+// outputs (keras::Model model(inputs, outputs), keras_tensor.hpp), and the
+// training API on top of Layer: compile / fit / evaluate / predict. Sequential
+// is a Functional model whose graph is made when it is built; a subclass may
+// override train_step (fit calls it) or call (a subclassed model). The
+// semantics are Keras 2's:
 //
 //   model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
 //   keras::History history = model.fit(x_train, y_train, {.epochs = 5});
@@ -18,6 +22,7 @@
 #include <accel/keras/callbacks/callback.hpp>
 #include <accel/keras/callbacks/history.hpp>
 #include <accel/keras/distributed_training.hpp>
+#include <accel/keras/keras_tensor.hpp>
 #include <accel/keras/layer.hpp>
 #include <accel/keras/losses.hpp>
 #include <accel/keras/metrics.hpp>
@@ -25,6 +30,7 @@
 
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <variant>
@@ -35,6 +41,7 @@ namespace accel::keras {
 namespace detail {
 class BatchSource;
 class CallbackList;
+class FunctionalGraph;
 }  // namespace detail
 
 // Arguments of compile: a Keras name or an object.
@@ -100,6 +107,28 @@ struct PredictOptions {
 
 class Model : public Layer {
  public:
+  // A Functional model (Keras's Model(inputs, outputs), class name
+  // "Functional", default names "model", "model_1", ...): the layers between
+  // `inputs` (tensors of keras::Input) and `outputs`, called in Keras's order.
+  // A list of one tensor is a list: predict on such a model returns a list.
+  Model(KerasTensors inputs, KerasTensors outputs, std::string name = "");
+
+  // The layers: a Functional model's in Keras's order (its InputLayers
+  // first, then by depth); Sequential's as added.
+  virtual const std::vector<std::shared_ptr<Layer>>& layers() const;
+  // The symbolic inputs and outputs (empty until a Sequential is built).
+  const std::vector<KerasTensor>& inputs() const;
+  const std::vector<KerasTensor>& outputs() const;
+  std::vector<Variable> weights() const override;
+  std::vector<Variable> trainable_weights() const override;
+  std::vector<Variable> non_trainable_weights() const override;
+  LayerShape compute_output_shape(const LayerShape& input_shape) const override;
+  std::vector<LayerShape> compute_output_shapes(const std::vector<LayerShape>& input_shapes) const override;
+  bool takes_list_input() const override;
+  // model.summary(): Keras 2's table; with a "Connected to" column unless the
+  // graph is a plain chain (core/keras/model_summary.cpp).
+  void summary(std::ostream& out) const;
+
   // Sets the optimizer, the loss and the metrics fit reports. Unknown names
   // are InvalidArgumentError listing the valid ones. Inside a strategy's
   // scope() the model trains under that strategy; a model whose weights were
@@ -121,10 +150,14 @@ class Model : public Layer {
   Tensor predict(const Tensor& x, PredictOptions options = {});
   // `dataset` yields feature batches (a second component, labels, is ignored).
   Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
+  // A model of several inputs (one tensor each, in the order of inputs()) or
+  // outputs: every output, each concatenated along the batch axis.
+  std::vector<Tensor> predict(const std::vector<Tensor>& x, PredictOptions options = {});
 
   // One optimizer step on one batch (keras Model.train_step); returns the
-  // running logs of the epoch so far. Under a strategy fit runs the
-  // built-in step on every replica instead (an override is not called).
+  // running logs of the epoch so far. fit calls it, also under a strategy:
+  // there this built-in step runs on every replica (distributed_steps.cpp),
+  // while an override runs once on the global batch (docs/keras.md).
   virtual Logs train_step(const Tensor& x, const Tensor& y);
   // Updates the loss and metrics on one batch without training.
   virtual Logs test_step(const Tensor& x, const Tensor& y);
@@ -161,7 +194,13 @@ class Model : public Layer {
   void resume_training_at(TrainingPosition position) { resume_position_ = position; }
 
  protected:
+  // A subclassed model (it overrides call) or Sequential (its graph comes at build).
   Model(std::string class_name, std::string name) : Layer(std::move(class_name), std::move(name)) {}
+  // Makes this a Functional model of that graph (Sequential's build).
+  void init_graph_network(KerasTensors inputs, KerasTensors outputs);
+  Tensor call(const Tensor& inputs, bool training) override;
+  std::vector<Tensor> call_list(const std::vector<Tensor>& inputs, bool training) override;
+  std::vector<DType> compute_output_dtypes(const std::vector<DType>& input_dtypes) const override;
 
  private:
   // The loops (core/keras/training/): epochs of train_step with validation,
@@ -187,6 +226,9 @@ class Model : public Layer {
   // Builds the model for `x` inside the strategy's scope, if not built yet.
   void build_in_strategy_scope(const Tensor& x);
 
+  // The graph of a Functional model; null for a subclassed model (and a
+  // Sequential not built yet).
+  std::shared_ptr<const detail::FunctionalGraph> graph_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
   DistributedTraining* distribution_ = nullptr;

@@ -1,34 +1,31 @@
 // Sequential (keras.Sequential): a stack of layers, each fed the previous
-// one's output, with Keras's summary() table; a Model, so it trains with
-// compile / fit / evaluate / predict.
+// one's output. It is a Functional model: building it (explicitly or on the
+// first call) makes an Input of that shape and calls the layers on it in
+// turn, so it runs, trains, saves and prints its summary() through the same
+// graph as Model(inputs, outputs).
 #pragma once
 
 #include <accel/keras/layer.hpp>
 #include <accel/keras/model.hpp>
 
 #include <memory>
-#include <ostream>
 #include <vector>
 
 namespace accel::keras {
 
-class Sequential final : public Model {
+class Sequential : public Model {
  public:
   explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {}, std::string name = "");
 
   void add(std::shared_ptr<Layer> layer);
-  const std::vector<std::shared_ptr<Layer>>& layers() const noexcept { return layers_; }
+  // The layers as added (Keras leaves the InputLayer out of Sequential.layers).
+  const std::vector<std::shared_ptr<Layer>>& layers() const override { return layers_; }
 
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
-  std::vector<Variable> weights() const override;
-  std::vector<Variable> trainable_weights() const override;
-  std::vector<Variable> non_trainable_weights() const override;
-  // model.summary(): the table Keras 2 prints for a Sequential model.
-  void summary(std::ostream& out) const;
 
  protected:
+  // Makes the graph: Input(input_shape), then each layer called on the last output.
   void build_weights(const LayerShape& input_shape) override;
-  Tensor call(const Tensor& inputs, bool training) override;
 
  private:
   std::vector<std::shared_ptr<Layer>> layers_;
