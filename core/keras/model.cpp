@@ -4,6 +4,7 @@
 #include <accel/keras/model.hpp>
 
 #include <accel/autodiff/gradient_tape.hpp>
+#include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/optimizers.hpp>
 #include <accel/ops.hpp>
@@ -118,8 +119,12 @@ void Model::update_metrics(const Tensor& y_true, const Tensor& y_pred, const Ten
 
 Logs Model::train_step(const Tensor& x, const Tensor& y) {
   require_compiled("training");
-  // Under a strategy the built-in step runs on every replica.
-  if (distribution_ != nullptr) return distributed_train_step(x, y);
+  // Under a strategy: fit runs this step on every replica (distributed_steps.cpp).
+  if (distribution_ != nullptr) {
+    if (!inside_replica()) return distributed_train_step(x, y);
+    replica_train_step(x, y);
+    return {};
+  }
   Tensor y_pred;
   Tensor loss;
   std::vector<Variable> weights;
@@ -144,7 +149,11 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
 
 Logs Model::test_step(const Tensor& x, const Tensor& y) {
   require_compiled("evaluation");
-  if (distribution_ != nullptr) return distributed_test_step(x, y);
+  if (distribution_ != nullptr) {
+    if (!inside_replica()) return distributed_test_step(x, y);
+    replica_test_step(x, y);
+    return {};
+  }
   const Tensor y_pred = (*this)(x, /*training=*/false);
   update_metrics(y, y_pred, (*loss_)(y, y_pred));
   return metric_results();

@@ -4,6 +4,7 @@
 // the loss and metrics updated once from the gathered results of every
 // replica, so that they are those of the global batch.
 #include <accel/autodiff/gradient_tape.hpp>
+#include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/model.hpp>
 #include <accel/ops.hpp>
@@ -11,12 +12,20 @@
 
 #include "../utils/constant_like.hpp"
 
+#include <algorithm>
+
 namespace accel::keras {
 namespace {
 
 int64_t rows_of(const Tensor& batch) { return batch.rank() == 0 ? 1 : batch.shape().dim(0); }
 
 Device host_device() { return find_device("/CPU:0"); }
+
+// A replica's loss times 1 / num_replicas_in_sync (unchanged for one replica).
+Tensor scale_for_replicas(const Tensor& loss, const DistributedTraining& strategy) {
+  const double loss_scale = 1.0 / static_cast<double>(strategy.num_replicas_in_sync());
+  return loss_scale == 1.0 ? loss : ops::mul(loss, detail::constant_like(loss_scale, loss));
+}
 
 // The model's output shape after the batch axis: the row shape of its predictions.
 std::vector<int64_t> prediction_row_shape(const Model& model) {
@@ -90,36 +99,43 @@ Logs Model::distributed_train_step(const Tensor& x, const Tensor& y) {
   DistributedTraining& strategy = *distribution_;
   build_in_strategy_scope(x);
   const std::vector<data::Element> parts = strategy.split_batch(data::Element{x, y});
-  const std::vector<Variable> weights = trainable_weights();
-  // Keras scales each replica's loss so that the summed gradients are those
-  // of the mean over the replicas.
-  const double loss_scale = 1.0 / static_cast<double>(strategy.num_replicas_in_sync());
-  std::vector<Tensor> predictions(parts.size());
-  std::vector<Tensor> losses(parts.size());
+  replica_step_results_.assign(parts.size(), ReplicaStepResult{});
+  std::vector<Logs> replica_logs(parts.size());
+  // Keras's strategy.run(train_step): the virtual step, an override included.
   strategy.run_replicas([&](int replica) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
-    GradientsAndVariables gradients_and_variables;
-    if (rows_of(part[0]) == 0) {
-      // No rows (the end of an uneven last batch): zero gradients, so this
-      // replica still takes part in the all-reduce.
-      for (const Variable& weight : weights) {
-        gradients_and_variables.emplace_back(ops::zeros(weight.shape(), weight.dtype()), weight);
-      }
-    } else {
-      GradientTape tape;
-      const Tensor y_pred = (*this)(part[0], /*training=*/true);
-      const Tensor loss = (*loss_)(part[1], y_pred);
-      const Tensor scaled = loss_scale == 1.0 ? loss : ops::mul(loss, detail::constant_like(loss_scale, loss));
-      const std::vector<Tensor> gradients = tape.gradient(scaled, weights);
-      for (size_t index = 0; index < weights.size(); ++index) {
-        gradients_and_variables.emplace_back(gradients[index], weights[index]);
-      }
-      predictions[static_cast<size_t>(replica)] = y_pred;
-      losses[static_cast<size_t>(replica)] = loss;
-    }
-    optimizer_->apply_gradients(gradients_and_variables);
+    replica_logs[static_cast<size_t>(replica)] = train_step(part[0], part[1]);
   });
-  return update_metrics_from_replicas(parts, std::move(predictions), losses, y);
+  return logs_after_replicas(parts, replica_logs, y);
+}
+
+void Model::replica_train_step(const Tensor& x, const Tensor& y) {
+  const int replica = current_replica_index();
+  const std::vector<Variable> weights = trainable_weights();
+  GradientsAndVariables gradients_and_variables;
+  ReplicaStepResult& result = replica_step_results_.at(static_cast<size_t>(replica));
+  if (rows_of(x) == 0) {
+    // No rows (the end of an uneven last batch): zero gradients, so this
+    // replica still takes part in the all-reduce.
+    for (const Variable& weight : weights) {
+      gradients_and_variables.emplace_back(ops::zeros(weight.shape(), weight.dtype()), weight);
+    }
+  } else {
+    GradientTape tape;
+    const Tensor y_pred = (*this)(x, /*training=*/true);
+    const Tensor loss = (*loss_)(y, y_pred);
+    // Keras scales each replica's loss so that the summed gradients are those
+    // of the mean over the replicas.
+    const Tensor scaled = scale_for_replicas(loss, *distribution_);
+    const std::vector<Tensor> gradients = tape.gradient(scaled, weights);
+    for (size_t index = 0; index < weights.size(); ++index) {
+      gradients_and_variables.emplace_back(gradients[index], weights[index]);
+    }
+    result.prediction = y_pred;
+    result.loss = loss;
+  }
+  optimizer_->apply_gradients(gradients_and_variables);
+  result.built_in_step = true;
 }
 
 Logs Model::distributed_test_step(const Tensor& x, const Tensor& y) {
@@ -127,16 +143,45 @@ Logs Model::distributed_test_step(const Tensor& x, const Tensor& y) {
   DistributedTraining& strategy = *distribution_;
   build_in_strategy_scope(x);
   const std::vector<data::Element> parts = strategy.split_batch(data::Element{x, y});
-  std::vector<Tensor> predictions(parts.size());
-  std::vector<Tensor> losses(parts.size());
+  replica_step_results_.assign(parts.size(), ReplicaStepResult{});
+  std::vector<Logs> replica_logs(parts.size());
   strategy.run_replicas([&](int replica) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
-    if (rows_of(part[0]) == 0) return;
-    const Tensor y_pred = (*this)(part[0], /*training=*/false);
-    losses[static_cast<size_t>(replica)] = (*loss_)(part[1], y_pred);
-    predictions[static_cast<size_t>(replica)] = y_pred;
+    replica_logs[static_cast<size_t>(replica)] = test_step(part[0], part[1]);
   });
-  return update_metrics_from_replicas(parts, std::move(predictions), losses, y);
+  return logs_after_replicas(parts, replica_logs, y);
+}
+
+void Model::replica_test_step(const Tensor& x, const Tensor& y) {
+  ReplicaStepResult& result = replica_step_results_.at(static_cast<size_t>(current_replica_index()));
+  result.built_in_step = true;
+  if (rows_of(x) == 0) return;
+  result.prediction = (*this)(x, /*training=*/false);
+  result.loss = (*loss_)(y, result.prediction);
+}
+
+// When the built-in step ran on the replicas, the global batch's metrics;
+// otherwise (an override's own step) the logs replica 0 returned.
+Logs Model::logs_after_replicas(const std::vector<data::Element>& parts, const std::vector<Logs>& replica_logs,
+                                const Tensor& y_true) {
+  const bool built_in = std::all_of(replica_step_results_.begin(), replica_step_results_.end(),
+                                    [](const ReplicaStepResult& result) { return result.built_in_step; });
+  if (!built_in) return replica_logs.front();
+  std::vector<Tensor> predictions;
+  std::vector<Tensor> losses;
+  for (const ReplicaStepResult& result : replica_step_results_) {
+    predictions.push_back(result.prediction);
+    losses.push_back(result.loss);
+  }
+  replica_step_results_.clear();
+  return update_metrics_from_replicas(parts, std::move(predictions), losses, y_true);
+}
+
+Tensor Model::compute_loss(const Tensor& /*x*/, const Tensor& y, const Tensor& y_pred) const {
+  require_compiled("compute_loss");
+  const Tensor loss = (*loss_)(y, y_pred);
+  if (distribution_ == nullptr || !inside_replica()) return loss;
+  return scale_for_replicas(loss, *distribution_);
 }
 
 Tensor Model::distributed_predict_step(const Tensor& x) {

@@ -46,7 +46,8 @@ Logs Model::run_test_loop(detail::BatchSource& source, detail::CallbackList& cal
       throw InvalidArgumentError("evaluate: the data has no labels; a Dataset must yield (features, labels)");
     }
     callbacks.on_test_batch_begin(step, {});
-    const Logs logs = test_step(batch->x, batch->y);
+    const Logs logs =
+        distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
     callbacks.on_test_batch_end(step, logs);
   }
   if (step == 0) throw InvalidArgumentError("evaluate: the data yielded no batches");

@@ -163,8 +163,8 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
           break;
         }
         if (done == 0) callbacks.on_train_batch_begin(step, {});
-        // The virtual step: an override is called under a strategy too.
-        logs = train_step(batch->x, batch->y);
+        // Under a strategy the virtual step runs on every replica.
+        logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
       }
       if (done == 0) break;
       step += done;

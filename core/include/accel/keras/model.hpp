@@ -155,12 +155,18 @@ class Model : public Layer {
   std::vector<Tensor> predict(const std::vector<Tensor>& x, PredictOptions options = {});
 
   // One optimizer step on one batch (keras Model.train_step); returns the
-  // running logs of the epoch so far. fit calls it, also under a strategy:
-  // there this built-in step runs on every replica (distributed_steps.cpp),
-  // while an override runs once on the global batch (docs/keras.md).
+  // running logs of the epoch so far. fit calls it, also an override. Under a
+  // strategy, as Keras's strategy.run(train_step), it runs on every replica
+  // with that replica's part of the batch; the built-in step's loss and
+  // metrics are then those of the global batch, an override's logs are
+  // replica 0's (distributed_steps.cpp).
   virtual Logs train_step(const Tensor& x, const Tensor& y);
   // Updates the loss and metrics on one batch without training.
   virtual Logs test_step(const Tensor& x, const Tensor& y);
+  // The compiled loss of a batch (Keras's compute_loss, for a train_step of
+  // one's own): inside a replica scaled by 1 / num_replicas_in_sync, so that
+  // the gradients summed by apply_gradients are those of the global batch.
+  Tensor compute_loss(const Tensor& x, const Tensor& y, const Tensor& y_pred) const;
 
   // "loss", then the compiled metrics' names, as Keras's model.metrics_names.
   std::vector<std::string> metrics_names() const;
@@ -219,9 +225,23 @@ class Model : public Layer {
   Logs update_metrics_from_replicas(const std::vector<data::Element>& parts, std::vector<Tensor> predictions,
                                     const std::vector<Tensor>& losses, const Tensor& y_true);
 
-  // The steps under a strategy (core/keras/training/distributed_steps.cpp).
+  // The steps under a strategy (core/keras/training/distributed_steps.cpp):
+  // the virtual step on every replica, then the global batch's metrics.
   Logs distributed_train_step(const Tensor& x, const Tensor& y);
   Logs distributed_test_step(const Tensor& x, const Tensor& y);
+  // The built-in steps' work on one replica's part (called by train_step /
+  // test_step inside a replica); they leave their predictions and losses in
+  // replica_step_results_ for distributed_*_step to gather.
+  void replica_train_step(const Tensor& x, const Tensor& y);
+  void replica_test_step(const Tensor& x, const Tensor& y);
+  struct ReplicaStepResult {
+    bool built_in_step = false;  // the built-in step ran (not only an override)
+    Tensor prediction;           // undefined for a replica without rows
+    Tensor loss;
+  };
+  std::vector<ReplicaStepResult> replica_step_results_;  // one per local replica
+  Logs logs_after_replicas(const std::vector<data::Element>& parts, const std::vector<Logs>& replica_logs,
+                           const Tensor& y_true);
   Tensor distributed_predict_step(const Tensor& x);
   // Builds the model for `x` inside the strategy's scope, if not built yet.
   void build_in_strategy_scope(const Tensor& x);
