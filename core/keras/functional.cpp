@@ -44,12 +44,10 @@ Model::Model(KerasTensors inputs, KerasTensors outputs, std::string name)
 
 void Model::init_graph_network(KerasTensors inputs, KerasTensors outputs) {
   graph_ = std::make_shared<const detail::FunctionalGraph>(std::move(inputs), std::move(outputs), name());
+  // The outputs' shapes as the symbolic calls gave them (a batch size only
+  // where an Input fixed one), as Keras's model.output_shape.
   std::vector<LayerShape> shapes;
-  for (const KerasTensor& output : graph_->outputs()) {
-    LayerShape shape = output.shape();
-    if (!shape.empty() && graph_->inputs().front().shape().front() == kUnknownDim) shape[0] = kUnknownDim;
-    shapes.push_back(std::move(shape));
-  }
+  for (const KerasTensor& output : graph_->outputs()) shapes.push_back(output.shape());
   mark_built(std::move(shapes));
 }
 

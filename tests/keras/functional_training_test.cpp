@@ -1,10 +1,12 @@
 // Training Functional models: the tutorial CNN written with the Functional
 // API trains bitwise like the Sequential one from the same seeds; fit
 // calls a subclass's train_step (and evaluate its test_step); a residual
-// model with a merge layer trains.
+// model with a merge layer trains, and resumes from BackupAndRestore to
+// bitwise the weights of an uninterrupted run.
 #include <accel/autodiff/gradient_tape.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/keras/callbacks/backup_and_restore.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/keras/losses.hpp>
 #include <accel/keras/model.hpp>
@@ -13,6 +15,8 @@
 #include <accel/ops.hpp>
 
 #include <gtest/gtest.h>
+
+#include "saving_test_support.hpp"
 
 #include <array>
 
@@ -179,6 +183,76 @@ TEST(FunctionalTrainingTest, ResidualModelTrainsThroughTheMergeLayer) {
   const Tensor y = ops::reduce_sum(x, {1}, /*keepdims=*/true);
   const History history = model.fit(x, y, {.epochs = 20, .batch_size = 8, .verbose = 0});
   EXPECT_LT(history.history.at("loss").back(), 0.5 * history.history.at("loss").front());
+}
+
+// A residual classifier with two branches merged by Concatenate, compiled.
+std::unique_ptr<Model> residual_classifier() {
+  clear_session();
+  set_random_seed(8);
+  const KerasTensor inputs = Input({testing::kToyFeatures});
+  const KerasTensor hidden = (*std::make_shared<Dense>(8, DenseOptions{.activation = "relu"}))(inputs);
+  const KerasTensor wide = (*std::make_shared<Dense>(8))(hidden);
+  const KerasTensor merged = (*std::make_shared<Add>())({hidden, wide});
+  const KerasTensor joined = (*std::make_shared<Concatenate>())({merged, inputs});
+  auto model = std::make_unique<Model>(
+      inputs, (*std::make_shared<Dense>(testing::kToyClasses, DenseOptions{.activation = "softmax"}))(joined));
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  return model;
+}
+
+// Fails fit (as a crash would) at epoch 1, batch 5.
+class FailMidSecondEpoch final : public Callback {
+ public:
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_ = epoch; }
+  void on_train_batch_begin(int64_t batch, const Logs&) override {
+    if (epoch_ == 1 && batch == 5) throw InternalError("simulated crash");
+  }
+
+ private:
+  int epoch_ = 0;
+};
+
+// The first batch a fit trains on.
+class FirstBatchRecorder final : public Callback {
+ public:
+  void on_epoch_begin(int epoch, const Logs&) override { current_epoch_ = epoch; }
+  void on_train_batch_begin(int64_t batch_index, const Logs&) override {
+    if (epoch >= 0) return;
+    epoch = current_epoch_;
+    batch = batch_index;
+  }
+  int epoch = -1;
+  int64_t batch = -1;
+
+ private:
+  int current_epoch_ = 0;
+};
+
+TEST(FunctionalTrainingTest, BackupAndRestoreResumesAFunctionalModelBitwise) {
+  testing::TemporaryFolder folder;
+  const auto data = testing::toy_data();
+  auto options = [](std::vector<CallbackPointer> callbacks) {
+    return FitOptions{.epochs = 3, .batch_size = 8, .verbose = 0, .callbacks = std::move(callbacks), .seed = 99};
+  };
+  auto uninterrupted = residual_classifier();
+  uninterrupted->fit(data.x, data.y, options({}));
+
+  const BackupAndRestoreOptions backup_options{.save_freq = 2};
+  {
+    auto crashed = residual_classifier();
+    EXPECT_THROW(crashed->fit(data.x, data.y,
+                              options({std::make_shared<BackupAndRestore>(folder.file("backup"), backup_options),
+                                       std::make_shared<FailMidSecondEpoch>()})),
+                 InternalError);
+  }
+  auto resumed = residual_classifier();
+  auto first_batch = std::make_shared<FirstBatchRecorder>();
+  resumed->fit(data.x, data.y,
+               options({std::make_shared<BackupAndRestore>(folder.file("backup"), backup_options), first_batch}));
+  // Backups after every 2 batches: the crash before batch 5 of epoch 1 resumes after its batch 3.
+  EXPECT_EQ(first_batch->epoch, 1);
+  EXPECT_EQ(first_batch->batch, 4);
+  EXPECT_EQ(testing::weight_values(*resumed), testing::weight_values(*uninterrupted));
 }
 
 }  // namespace
