@@ -2,7 +2,8 @@
 // by a test host whose settings each test chooses: the "accel.tpu_sim.v1"
 // extension (per-core totals, reset, all-reduce, system JSON), the
 // cycle-accurate mode against the analytical one, the SCALE-Sim convention,
-// HBM accounting across logical devices, and bad settings.
+// HBM accounting across logical devices, on-chip residency through execute
+// (tpu_sim.vmem_residency), and bad settings.
 #include <accel/plugin/accel_plugin.h>
 #include <accel/plugin/tpu_sim_extension.h>
 
@@ -267,10 +268,57 @@ TEST(TpuSimTable, HbmIsSharedByTheLogicalDevicesOfACore) {
   system.api()->buffer_free(other_core, c);
 }
 
+// Runs y = op(x) on `device`; returns the HBM bytes its report gives.
+double run_unary(const EmulatedSystem& system, AccelDevice* device, AccelOp op, const DeviceTensor& x,
+                 const DeviceTensor& y) {
+  AccelOpCall call{};
+  call.struct_size = sizeof(call);
+  call.op = op;
+  call.num_inputs = 1;
+  call.inputs = &x.tensor;
+  call.num_outputs = 1;
+  call.outputs = &y.tensor;
+  g_reports.clear();
+  EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
+  return g_reports.empty() ? -1.0 : g_reports.back().bytes_accessed;
+}
+
+TEST(TpuSimTable, VmemResidencyAllReadsRecentResultsFromVmem) {
+  EmulatedSystem system({{"tpu_sim.vmem_residency", "all"}});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  EXPECT_NE(std::string(system.extension().system_json(system.context())).find(R"("vmem_residency":"all")"),
+            std::string::npos);
+  AccelDevice* device = system.open(0);
+  const DeviceTensor x = allocate(system, device, {256, 256}), y = allocate(system, device, {256, 256}),
+                     z = allocate(system, device, {256, 256});
+  const double tensor_bytes = 256.0 * 256 * 4;
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, x, y), 2 * tensor_bytes);  // x came from the host
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, y, z), tensor_bytes);      // y is still in VMEM
+  // A host copy into y makes the kept copy stale: read from HBM again.
+  const std::vector<float> values(256 * 256, 1.0f);
+  ASSERT_EQ(take(system.api()->copy_host_to_device(device, values.data(), y.buffer, 0, 4)), ACCEL_STATUS_OK);
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, y, z), 2 * tensor_bytes);
+  for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
+}
+
+TEST(TpuSimTable, EagerOpsReadFromHbmByDefault) {
+  EmulatedSystem system({});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const DeviceTensor x = allocate(system, device, {256, 256}), y = allocate(system, device, {256, 256}),
+                     z = allocate(system, device, {256, 256});
+  const double tensor_bytes = 256.0 * 256 * 4;
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, x, y), 2 * tensor_bytes);
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, y, z), 2 * tensor_bytes);
+  for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
+}
+
 TEST(TpuSimTable, BadSettingsFailInitializeNamingThem) {
   for (const auto& [key, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"tpu_sim.mode", "fast", "setting tpu_sim.mode='fast': expected analytical or cycle_accurate"},
            {"tpu_sim.convention", "xla", "setting tpu_sim.convention='xla': expected tpu or scalesim"},
+           {"tpu_sim.vmem_residency", "on", "setting tpu_sim.vmem_residency='on': expected fused, all or off"},
+           {"tpu_sim.vmem_residency", "off", ""},
            {"tpu_sim.chips", "two", "setting tpu_sim.chips='two'"},
            {"tpu_sim.chips", "2", ""},
            {"tpu_sim.overrides", "core.mxu.rows", "malformed override"},

@@ -3,7 +3,8 @@
 // the capacity is RESOURCE_EXHAUSTED with the requested bytes, the bytes in
 // use and the capacity, and allocates nothing, so the device stays usable.
 // Copies are memcpy with bounds checks (the host<->HBM transfers are not
-// timed: the emulator times ops, not PCIe).
+// timed: the emulator times ops, not PCIe). A copy into a buffer and a freed
+// buffer leave the core's VMEM residency: what was kept there is stale.
 #include "tpu_sim_plugin.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -57,6 +58,7 @@ AccelBuffer* allocate_hbm(TensorCore& core, std::uint64_t bytes) {
 
 void free_hbm(AccelBuffer* buffer) noexcept {
   if (buffer == nullptr) return;
+  buffer->core->residency.forget(buffer->data, buffer->bytes);
   release_hbm(*buffer->core, buffer->bytes);
   std::free(buffer->data);
   delete buffer;
@@ -64,6 +66,7 @@ void free_hbm(AccelBuffer* buffer) noexcept {
 
 void copy_in(const void* source, AccelBuffer& destination, std::uint64_t offset, std::uint64_t bytes) {
   check_range(destination, offset, bytes, "copy_host_to_device");
+  destination.core->residency.forget(static_cast<char*>(destination.data) + offset, bytes);
   if (bytes != 0) std::memcpy(static_cast<char*>(destination.data) + offset, source, bytes);
 }
 
@@ -76,6 +79,7 @@ void copy_between(const AccelBuffer& source, std::uint64_t source_offset, AccelB
                   std::uint64_t destination_offset, std::uint64_t bytes) {
   check_range(source, source_offset, bytes, "copy_device_to_device source");
   check_range(destination, destination_offset, bytes, "copy_device_to_device destination");
+  destination.core->residency.forget(static_cast<char*>(destination.data) + destination_offset, bytes);
   if (bytes != 0) {  // memmove: the host may copy within one buffer
     std::memmove(static_cast<char*>(destination.data) + destination_offset,
                  static_cast<const char*>(source.data) + source_offset, bytes);

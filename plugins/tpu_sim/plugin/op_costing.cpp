@@ -2,7 +2,10 @@
 // GEMM a TPU compiler would run (convolutions by im2col, their gradients as
 // the GEMMs of the backward pass); every other op is a vector-unit op over
 // its elements, whose HBM traffic is the bytes of the tensors it reads and
-// writes (so data movement ops cost what they move).
+// writes (so data movement ops cost what they move). A fusion is one vector
+// kernel over its iteration shape that reads its external inputs and writes
+// its outputs once; an epilogue is vector work overlapped with its MXU op.
+// Inputs found in VMEM (on-chip residency) cost no HBM traffic.
 #include "op_costing.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -10,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "timing/checked_count.hpp"
 
@@ -49,20 +53,78 @@ tpu::NumberType number_type(AccelDType dtype) {
 // `times` independent copies of one op, run back to back.
 OpTiming repeated(OpTiming timing, std::int64_t times, std::string op) {
   timing.op = std::move(op);
-  for (std::int64_t* field : {&timing.folds, &timing.folds_per_mxu, &timing.compute_cycles, &timing.memory_cycles,
-                              &timing.stall_cycles, &timing.cycles, &timing.useful_macs, &timing.hbm.input,
-                              &timing.hbm.weights, &timing.hbm.output, &timing.hbm_bytes}) {
+  for (std::int64_t* field : {&timing.folds, &timing.folds_per_mxu, &timing.compute_cycles, &timing.mxu_cycles,
+                              &timing.epilogue_cycles, &timing.memory_cycles, &timing.stall_cycles, &timing.cycles,
+                              &timing.useful_macs, &timing.hbm.input, &timing.hbm.weights, &timing.hbm.output,
+                              &timing.hbm.epilogue, &timing.hbm_bytes}) {
     *field = tpu::checked_mul(*field, times, "the batch's counts");
   }
   timing.gemm.m = tpu::checked_mul(timing.gemm.m, times, "the batch's counts");
   timing.seconds *= static_cast<double>(times);
+  timing.flops *= static_cast<double>(times);
   return timing;
+}
+
+bool is_resident(const ResidentInputs& resident, std::size_t index) {
+  return index < resident.size() && resident[index];
+}
+
+// What a compiled program changes about one MXU GEMM: operands already in
+// VMEM, and the epilogue, per GEMM of the op.
+struct MxuExtras {
+  bool input_resident = false;    // the tensor of hbm.input
+  bool weights_resident = false;  // the tensor of hbm.weights
+  const EpilogueSummary* epilogue = nullptr;
+  std::int64_t epilogue_elements = 0;
+  std::int64_t epilogue_hbm_bytes = 0;  // bias and mask not in VMEM
+};
+
+OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuExtras& extras,
+                      std::int64_t& vmem_read_bytes) {
+  bool changed = false;
+  if (extras.input_resident && timing.hbm.input > 0) {
+    vmem_read_bytes += timing.hbm.input;
+    timing.hbm.input = 0;
+    changed = true;
+  }
+  if (extras.weights_resident && timing.hbm.weights > 0) {
+    vmem_read_bytes += timing.hbm.weights;
+    timing.hbm.weights = 0;
+    changed = true;
+  }
+  if (extras.epilogue != nullptr && extras.epilogue->flags != 0) {
+    return model.with_epilogue(std::move(timing), {extras.epilogue_elements,
+                                                   extras.epilogue->vector_instructions_per_element,
+                                                   extras.epilogue_hbm_bytes});
+  }
+  return changed ? model.retime(std::move(timing)) : timing;
+}
+
+// The operands of an MXU call's epilogue: their HBM bytes (those not in
+// VMEM) and VMEM bytes; the mask scaled to one GEMM of `gemms`.
+void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTensor> in, const ResidentInputs& resident,
+                       std::int64_t gemms, MxuExtras& extras, std::int64_t& vmem_read_bytes) {
+  auto add = [&](int index, std::int64_t divisor) {
+    if (index < 0) return;
+    const std::int64_t operand = bytes(in[static_cast<size_t>(index)]) / divisor;
+    if (is_resident(resident, static_cast<size_t>(index))) {
+      vmem_read_bytes += operand;
+    } else {
+      extras.epilogue_hbm_bytes += operand;
+    }
+  };
+  add(epilogue.bias_input, 1);  // each GEMM of a batch reads the bias (one row of N values)
+  add(epilogue.mask_input, gemms);
 }
 
 // A vector-unit op over `count` elements reading `inputs` and writing `written` bytes.
 OpTiming vector_op(const tpu::TimingModel& model, VectorOpKind kind, std::int64_t count, std::int64_t read,
                    std::int64_t written, AccelDType dtype, const char* name) {
-  if (count <= 0) return OpTiming{.op = name};
+  if (count <= 0) {
+    OpTiming nothing;
+    nothing.op = name;
+    return nothing;
+  }
   OpTiming timing = model.estimate_vector_op(kind, count, read, written,
                                              std::max<std::int64_t>(1, sdk::dtype_size(dtype)));
   timing.op = name;
@@ -77,18 +139,38 @@ OpTiming gemm_op(const tpu::TimingModel& model, const char* name, const tpu::Gem
   return model.estimate_gemm(name, gemm, tensors);
 }
 
-OpTiming matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std::span<const HostTensor> out,
-                const void* attributes) {
+OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std::span<const HostTensor> out,
+              const void* attributes, const ResidentInputs& resident) {
+  OpCost cost;
+  cost.epilogue = read_epilogue(ACCEL_OP_MATMUL, attributes, in.size());
   const auto* matmul_attributes = static_cast<const AccelMatmulAttributes*>(attributes);
   const bool transpose_a = matmul_attributes != nullptr && matmul_attributes->transpose_a != 0;
   const HostTensor &a = in[0], &b = in[1], &y = out[0];
   const std::int64_t m = dim(y, 2), n = dim(y, 1), k = transpose_a ? dim(a, 2) : dim(a, 1);
   const std::int64_t batch = m * n > 0 ? elements(y) / (m * n) : 0;
-  if (m * n * k == 0) return gemm_op(model, "matmul", {0, 0, 0}, {}, a.dtype, out);
   const tpu::NumberType type = number_type(a.dtype);
-  if (batch == 1 || b.rank == 2) return model.estimate_matmul(batch * m, n, k, type);  // one GEMM, b shared
-  if (a.rank == 2) return model.estimate_matmul(m, batch * n, k, type);               // one GEMM, a shared
-  return repeated(model.estimate_matmul(m, n, k, type), batch, "batch_matmul");
+  std::int64_t gemms = 1;  // GEMMs run back to back
+  OpTiming timing;
+  if (m * n * k == 0) {
+    timing = gemm_op(model, "matmul", {0, 0, 0}, {}, a.dtype, out);
+  } else if (batch == 1 || b.rank == 2) {
+    timing = model.estimate_matmul(batch * m, n, k, type);  // one GEMM, b shared
+  } else if (a.rank == 2) {
+    timing = model.estimate_matmul(m, batch * n, k, type);  // one GEMM, a shared
+  } else {
+    timing = model.estimate_matmul(m, n, k, type);
+    gemms = batch;
+  }
+  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(y) / gemms, 0};
+  epilogue_operands(*cost.epilogue, in, resident, gemms, extras, cost.vmem_read_bytes);
+  timing = apply_extras(model, std::move(timing), extras, cost.vmem_read_bytes);
+  if (gemms > 1) {
+    timing = repeated(std::move(timing), gemms, "batch_matmul");
+    cost.vmem_read_bytes = tpu::checked_mul(cost.vmem_read_bytes, gemms, "the batch's counts");
+  }
+  cost.timing = std::move(timing);
+  if (cost.epilogue->flags == 0) cost.epilogue.reset();
+  return cost;
 }
 
 // The Conv2dShape of a convolution `accel tpu estimate conv2d` can express:
@@ -113,8 +195,9 @@ bool as_estimate_shape(const HostTensor& x, const HostTensor& filter, const Host
   return true;
 }
 
-OpTiming convolution(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
-                     std::span<const HostTensor> out, const void* attributes) {
+// The GEMM of a convolution or a convolution gradient, as the MXU runs it.
+OpTiming convolution_gemm(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
+                          std::span<const HostTensor> out, const void* attributes) {
   const auto& conv = *static_cast<const AccelConv2dAttributes*>(attributes);
   const AccelDType dtype = in[0].dtype;
   switch (op) {
@@ -143,6 +226,48 @@ OpTiming convolution(const tpu::TimingModel& model, AccelOp op, std::span<const 
   }
 }
 
+OpCost convolution(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
+                   std::span<const HostTensor> out, const void* attributes, const ResidentInputs& resident) {
+  OpCost cost;
+  cost.epilogue = read_epilogue(op, attributes, in.size());
+  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(out[0]), 0};
+  epilogue_operands(*cost.epilogue, in, resident, 1, extras, cost.vmem_read_bytes);
+  cost.timing = apply_extras(model, convolution_gemm(model, op, in, out, attributes), extras, cost.vmem_read_bytes);
+  if (cost.epilogue->flags == 0) cost.epilogue.reset();
+  return cost;
+}
+
+// A fusion as one vector kernel: every external input the program loads is
+// read once at its own size (a broadcast one too), every output written once.
+OpCost fusion(const tpu::TimingModel& model, std::span<const HostTensor> in, std::span<const HostTensor> out,
+              const void* attributes, const ResidentInputs& resident) {
+  OpCost cost;
+  FusionSummary summary = summarize_fusion(attributes, in.size(), out.size());
+  tpu::VectorKernelWork work;
+  work.elements = summary.elements;
+  work.instructions_per_element = summary.vector_instructions_per_element;
+  work.reductions = static_cast<std::int64_t>(summary.reductions.size());
+  for (size_t index = 0; index < in.size(); ++index) {
+    if (!summary.loaded[index]) continue;
+    (is_resident(resident, index) ? cost.vmem_read_bytes : work.bytes_read) += bytes(in[index]);
+  }
+  work.bytes_written = bytes(out);
+  std::int64_t element_bytes = 1;
+  for (std::span<const HostTensor> tensors : {in, out}) {
+    for (const HostTensor& tensor : tensors) {
+      element_bytes = std::max<std::int64_t>(element_bytes, sdk::dtype_size(tensor.dtype));
+    }
+  }
+  work.element_bytes = element_bytes;
+  cost.timing = model.estimate_vector_kernel("fused_elementwise", work);
+  // One operation per element for each op and each reduction, as a
+  // compiler's cost analysis counts elementwise work.
+  cost.flops = static_cast<double>(summary.elements) *
+               static_cast<double>(summary.ops.size() + summary.reductions.size());
+  cost.fusion = std::move(summary);
+  return cost;
+}
+
 std::int64_t pool_window(const void* attributes) {
   const auto& pool = *static_cast<const AccelPoolAttributes*>(attributes);
   return static_cast<std::int64_t>(pool.window_h) * pool.window_w;
@@ -159,42 +284,71 @@ std::int64_t updated_bytes(AccelOp op, std::span<const HostTensor> in) {
   return written;
 }
 
-OpTiming vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
-                        std::span<const HostTensor> out, const void* attributes) {
+OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
+                      std::span<const HostTensor> out, const void* attributes, const ResidentInputs& resident) {
+  OpCost cost;
   const char* name = host_kernels::op_name(op);
   const AccelDType dtype = !in.empty() ? in[0].dtype : out[0].dtype;
-  const std::int64_t read = bytes(in), written = bytes(out);
+  std::int64_t read = 0;
+  for (size_t index = 0; index < in.size(); ++index) {
+    (is_resident(resident, index) ? cost.vmem_read_bytes : read) += bytes(in[index]);
+  }
+  const std::int64_t written = bytes(out);
   const std::int64_t out_elements = out.empty() ? 0 : elements(out[0]);
   const std::int64_t in_elements = in.empty() ? 0 : elements(in[0]);
   auto over = [&](VectorOpKind kind, std::int64_t count, std::int64_t bytes_written) {
     return vector_op(model, kind, count, read, bytes_written, dtype, name);
   };
-  switch (op) {
-    case ACCEL_OP_MAX_POOL: case ACCEL_OP_AVG_POOL:  // a max / add per window cell
-      return over(VectorOpKind::kElementwise, out_elements * pool_window(attributes), written);
-    case ACCEL_OP_MAX_POOL_BACKWARD:  // compare and route each dy over its window
-      return over(VectorOpKind::kElementwise, elements(in[1]) * pool_window(attributes), written);
-    case ACCEL_OP_AVG_POOL_BACKWARD:
-      return over(VectorOpKind::kElementwise, in_elements * pool_window(attributes), written);
-    case ACCEL_OP_EXP: case ACCEL_OP_LOG: case ACCEL_OP_SQRT: case ACCEL_OP_RSQRT: case ACCEL_OP_SIGMOID:
-    case ACCEL_OP_TANH: case ACCEL_OP_RECIPROCAL: case ACCEL_OP_POW:
-    case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL: case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
-      return over(VectorOpKind::kTranscendental, out_elements, written);
-    case ACCEL_OP_REDUCE_SUM: case ACCEL_OP_REDUCE_MEAN: case ACCEL_OP_REDUCE_MAX: case ACCEL_OP_REDUCE_MIN:
-    case ACCEL_OP_ARGMAX:
-      return over(VectorOpKind::kReduction, std::max(in_elements, out_elements), written);
-    case ACCEL_OP_SOFTMAX: case ACCEL_OP_LOG_SOFTMAX: case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY:
-      return over(VectorOpKind::kSoftmax, in_elements, written);
-    case ACCEL_OP_SGD_UPDATE: {
-      const auto& sgd = *static_cast<const AccelSgdAttributes*>(attributes);
-      return over(sgd.momentum != 0 ? VectorOpKind::kMomentumUpdate : VectorOpKind::kSgdUpdate, in_elements,
-                  updated_bytes(op, in));
+  cost.timing = [&] {
+    if (is_transcendental(op)) return over(VectorOpKind::kTranscendental, out_elements, written);
+    switch (op) {
+      case ACCEL_OP_MAX_POOL: case ACCEL_OP_AVG_POOL:  // a max / add per window cell
+        return over(VectorOpKind::kElementwise, out_elements * pool_window(attributes), written);
+      case ACCEL_OP_MAX_POOL_BACKWARD:  // compare and route each dy over its window
+        return over(VectorOpKind::kElementwise, elements(in[1]) * pool_window(attributes), written);
+      case ACCEL_OP_AVG_POOL_BACKWARD:
+        return over(VectorOpKind::kElementwise, in_elements * pool_window(attributes), written);
+      case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL: case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
+        return over(VectorOpKind::kTranscendental, out_elements, written);
+      case ACCEL_OP_REDUCE_SUM: case ACCEL_OP_REDUCE_MEAN: case ACCEL_OP_REDUCE_MAX: case ACCEL_OP_REDUCE_MIN:
+      case ACCEL_OP_ARGMAX:
+        return over(VectorOpKind::kReduction, std::max(in_elements, out_elements), written);
+      case ACCEL_OP_SOFTMAX: case ACCEL_OP_LOG_SOFTMAX: case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY:
+        return over(VectorOpKind::kSoftmax, in_elements, written);
+      case ACCEL_OP_SGD_UPDATE: {
+        const auto& sgd = *static_cast<const AccelSgdAttributes*>(attributes);
+        return over(sgd.momentum != 0 ? VectorOpKind::kMomentumUpdate : VectorOpKind::kSgdUpdate, in_elements,
+                    updated_bytes(op, in));
+      }
+      case ACCEL_OP_ADAM_UPDATE: case ACCEL_OP_RMSPROP_UPDATE:  // rmsprop: about Adam's instruction count
+        return over(VectorOpKind::kAdamUpdate, in_elements, updated_bytes(op, in));
+      default:  // elementwise arithmetic and comparisons, select, data movement and creation
+        return over(VectorOpKind::kElementwise, out_elements, written);
     }
-    case ACCEL_OP_ADAM_UPDATE: case ACCEL_OP_RMSPROP_UPDATE:  // rmsprop: about Adam's instruction count
-      return over(VectorOpKind::kAdamUpdate, in_elements, updated_bytes(op, in));
-    default:  // elementwise arithmetic and comparisons, select, data movement and creation
-      return over(VectorOpKind::kElementwise, out_elements, written);
+  }();
+  return cost;
+}
+
+OpCost cost_of(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
+               std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident) {
+  if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, resident);
+  if (op == ACCEL_OP_MATMUL) return matmul(model, inputs, outputs, attributes, resident);
+  if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes, resident);
+  return vector_unit_op(model, op, inputs, outputs, attributes, resident);
+}
+
+std::string quoted_list(const std::vector<std::string_view>& names) {
+  std::string text = "[";
+  for (size_t index = 0; index < names.size(); ++index) {
+    text += fmt::format("{}\"{}\"", index == 0 ? "" : ",", names[index]);
   }
+  return text + "]";
+}
+
+std::string op_names(const std::vector<AccelOp>& ops) {
+  std::vector<std::string_view> names;
+  for (AccelOp op : ops) names.emplace_back(host_kernels::op_name(op));
+  return quoted_list(names);
 }
 
 }  // namespace
@@ -204,12 +358,13 @@ bool runs_on_mxu(AccelOp op) noexcept {
          op == ACCEL_OP_CONV2D_BACKWARD_FILTER;
 }
 
-OpTiming cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
-                 std::span<const HostTensor> outputs, const void* attributes) {
+OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
+               std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident) {
   try {
-    if (op == ACCEL_OP_MATMUL) return matmul(model, inputs, outputs, attributes);
-    if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes);
-    return vector_unit_op(model, op, inputs, outputs, attributes);
+    OpCost cost = cost_of(model, op, inputs, outputs, attributes, resident);
+    const double counted = host_kernels::flops(op, inputs, outputs, attributes);
+    if (counted > 0 || op != ACCEL_OP_FUSED_ELEMENTWISE) cost.flops = counted;
+    return cost;
   } catch (const tpu::CycleAccurateLimitError& error) {
     throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
                            fmt::format("{}: {}", host_kernels::op_name(op), error.what()));
@@ -219,14 +374,30 @@ OpTiming cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const Host
   }
 }
 
-std::string detail_json(const OpTiming& timing) {
-  return fmt::format(
+std::string detail_json(const OpCost& cost) {
+  const OpTiming& timing = cost.timing;
+  std::string json = fmt::format(
       R"({{"kind":"{}","gemm":{{"m":{},"n":{},"k":{}}},"folds":{},"folds_per_mxu":{},"compute_cycles":{},)"
       R"("memory_cycles":{},"stall_cycles":{},"arithmetic_intensity":{:.6g},"mxu_utilization":{:.6g},)"
-      R"("hbm_bytes":{{"input":{},"weights":{},"output":{},"total":{}}}}})",
+      R"("hbm_bytes":{{"input":{},"weights":{},"output":{},"total":{}}},"vmem_read_bytes":{})",
       timing.op, timing.gemm.m, timing.gemm.n, timing.gemm.k, timing.folds, timing.folds_per_mxu,
       timing.compute_cycles, timing.memory_cycles, timing.stall_cycles, timing.arithmetic_intensity,
-      timing.mxu_utilization, timing.hbm.input, timing.hbm.weights, timing.hbm.output, timing.hbm_bytes);
+      timing.mxu_utilization, timing.hbm.input, timing.hbm.weights, timing.hbm.output, timing.hbm_bytes,
+      cost.vmem_read_bytes);
+  if (cost.fusion) {
+    const FusionSummary& fusion = *cost.fusion;
+    json += fmt::format(
+        R"(,"fusion":{{"elements":{},"instructions":{},"vector_instructions_per_element":{},"ops":{},)"
+        R"("reductions":{}}})",
+        fusion.elements, fusion.instructions, fusion.vector_instructions_per_element, op_names(fusion.ops),
+        op_names(fusion.reductions));
+  }
+  if (cost.epilogue) {
+    json += fmt::format(R"(,"epilogue":{{"steps":{},"mxu_cycles":{},"vector_cycles":{},"hbm_bytes":{}}})",
+                        quoted_list(cost.epilogue->steps), timing.mxu_cycles, timing.epilogue_cycles,
+                        timing.hbm.epilogue);
+  }
+  return json + "}";
 }
 
 }  // namespace accel::tpu_sim

@@ -1,30 +1,48 @@
-// What each op of op set v1 costs on one emulated TensorCore: the op's
-// tensors -> the timing model's question (a GEMM for the MXU ops, a vector
-// op with its HBM traffic for the rest) -> an OpTiming. The mapping table is
-// in docs/tpu-emulator.md ("What each op costs").
+// What each op costs on one emulated TensorCore: the op's tensors -> the
+// timing model's question (a GEMM for the MXU ops, a vector op with its HBM
+// traffic for the rest, one vector kernel for a fusion) -> an OpCost. The
+// mapping table is in docs/tpu-emulator.md ("What each op costs"; fusions,
+// epilogues and residency under "Compiled programs").
 #pragma once
 
 #include <accel/plugin/host_kernels.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "fused_work.hpp"
 #include "timing/op_timing.hpp"
+#include "vmem_residency.hpp"
 
 namespace accel::tpu_sim {
 
 // True for the ops that run on the MXU (bf16 inputs, fp32 accumulation).
 bool runs_on_mxu(AccelOp op) noexcept;
 
-// Simulated timing of one call. An op with nothing to compute (every
-// dimension empty) costs 0 cycles. Throws PluginError(InvalidArgument) when
-// the cycle-accurate mode refuses the op's size.
-tpu::OpTiming cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const host_kernels::HostTensor> inputs,
-                      std::span<const host_kernels::HostTensor> outputs, const void* attributes);
+// The simulated cost of one call and what report_op carries beside it.
+struct OpCost {
+  tpu::OpTiming timing;
+  double flops = 0;                   // as the host kernels count them; a fusion's own count when they give none
+  std::int64_t vmem_read_bytes = 0;   // input bytes read from VMEM instead of HBM (resident inputs)
+  std::optional<FusionSummary> fusion;      // FUSED_ELEMENTWISE
+  std::optional<EpilogueSummary> epilogue;  // an MXU op with an epilogue
+};
+
+// Simulated cost of one call; `resident` says which inputs are read from
+// VMEM (VmemResidency::resident_inputs; empty: all from HBM). An op with
+// nothing to compute (every dimension empty) costs 0 cycles. Throws
+// PluginError(InvalidArgument) when the cycle-accurate mode refuses the
+// op's size, a count does not fit 64 bits, or a fusion's program or an
+// epilogue is malformed.
+OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const host_kernels::HostTensor> inputs,
+               std::span<const host_kernels::HostTensor> outputs, const void* attributes,
+               const ResidentInputs& resident = {});
 
 // The figures AccelOpProfile has no field for, as one JSON object: GEMM
 // shape, folds, compute/memory/stall cycles, arithmetic intensity, HBM bytes
-// per operand.
-std::string detail_json(const tpu::OpTiming& timing);
+// per operand, VMEM reads, and a fusion's program or an epilogue.
+std::string detail_json(const OpCost& cost);
 
 }  // namespace accel::tpu_sim

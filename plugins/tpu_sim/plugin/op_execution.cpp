@@ -5,11 +5,13 @@
 //    their float32 / float16 inputs to bfloat16 (round to nearest even) into
 //    per-thread scratch buffers that are reused, then run the float32 kernel,
 //    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32.
-//  - Timing: op_costing gives the op's cycles; the op starts where the
+//  - Timing: op_costing gives the op's cycles, with the inputs the core's
+//    VMEM residency still holds read from VMEM; the op starts where the
 //    core's previous op ended on its simulated timeline (ops run back to
-//    back per core), and the totals grow. report_op carries cycles, clock,
-//    simulated start and duration, FLOPs, HBM bytes, utilization, the bound
-//    and the details as JSON.
+//    back per core), and the totals grow; what the op wrote becomes the
+//    newest in VMEM. report_op carries cycles, clock, simulated start and
+//    duration, FLOPs, HBM bytes, utilization, the bound and the details as
+//    JSON.
 #include <accel/plugin/host_kernels.hpp>
 #include <accel/plugin/host_operands.hpp>
 #include <accel/plugin/plugin_sdk.hpp>
@@ -59,6 +61,20 @@ void round_operand_to_bf16(HostTensor& tensor, int operand) {
   }
 }
 
+// The tensors a call writes: its outputs, and the inputs an optimizer
+// update writes in place (every operand but the gradient).
+std::vector<HostTensor> written_tensors(AccelOp op, std::span<const HostTensor> inputs,
+                                        std::span<const HostTensor> outputs) {
+  std::vector<HostTensor> written(outputs.begin(), outputs.end());
+  if (op == ACCEL_OP_SGD_UPDATE || op == ACCEL_OP_ADAM_UPDATE || op == ACCEL_OP_RMSPROP_UPDATE) {
+    const size_t gradient = op == ACCEL_OP_SGD_UPDATE ? 1 : op == ACCEL_OP_ADAM_UPDATE ? 3 : 4;
+    for (size_t index = 0; index < inputs.size(); ++index) {
+      if (index != gradient) written.push_back(inputs[index]);
+    }
+  }
+  return written;
+}
+
 // Places the op on the core's simulated timeline; returns its start cycle.
 std::int64_t record_on_timeline(TensorCore& core, const tpu::OpTiming& timing) {
   std::lock_guard lock(core.timeline_mutex);
@@ -85,22 +101,29 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
   host_kernels::HostOperands inputs(call.inputs, call.num_inputs, "input", &view_of);
   const host_kernels::HostOperands outputs(call.outputs, call.num_outputs, "output", &view_of);
   const AccelPluginContext& context = *device.context;
+  TensorCore& core = *device.core;
+  const ResidencyMode residency = context.settings.vmem_residency;
+  const bool fused = is_fused_kernel(call.op, call.attributes);
 
   // Cost first: a refused op (cycle-accurate size limit) must not run, as
   // optimizer updates write their inputs in place.
-  const tpu::OpTiming timing = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes);
-  const double flops = host_kernels::flops(call.op, inputs.span(), outputs.span(), call.attributes);
+  const OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes,
+                              core.residency.resident_inputs(inputs.span(), fused, residency));
+  const tpu::OpTiming& timing = cost.timing;
+  // Before the MXU inputs are replaced by their bf16 copies below.
+  const std::vector<HostTensor> written = written_tensors(call.op, inputs.span(), outputs.span());
 
   if (runs_on_mxu(call.op) && inputs.size() >= 2) {
     round_operand_to_bf16(inputs[0], 0);
     round_operand_to_bf16(inputs[1], 1);
   }
   host_kernels::execute(call.op, inputs.span(), outputs.span(), call.attributes);
+  if (residency != ResidencyMode::kOff) core.residency.record_written(written, fused);
 
-  const std::int64_t start_cycle = record_on_timeline(*device.core, timing);
+  const std::int64_t start_cycle = record_on_timeline(core, timing);
   const AccelHostApi* host = context.host;
   if (host->report_op == nullptr) return;
-  const std::string details = detail_json(timing);
+  const std::string details = detail_json(cost);
   const double clock_hz = context.hardware.clock_hz;
   AccelOpProfile profile{};
   profile.struct_size = sizeof(AccelOpProfile);
@@ -111,7 +134,7 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
   profile.duration_seconds = timing.seconds;
   profile.cycles = static_cast<std::uint64_t>(timing.cycles);
   profile.clock_hz = clock_hz;
-  profile.flops = flops;
+  profile.flops = cost.flops;
   profile.bytes_accessed = static_cast<double>(timing.hbm_bytes);
   profile.utilization = timing.mxu_utilization;
   profile.bound = timing.cycles == 0 ? ACCEL_BOUND_UNKNOWN

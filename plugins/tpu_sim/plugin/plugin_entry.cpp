@@ -42,6 +42,7 @@ std::string describe_system(const AccelPluginContext& context) {
       {"devices", context.cores.size()},
       {"mode", context.settings.cycle_accurate ? "cycle_accurate" : "analytical"},
       {"convention", to_string(context.settings.convention)},
+      {"vmem_residency", to_string(context.settings.vmem_residency)},
       {"clock_hz", hw.clock_hz},
       {"mxus_per_core", hw.core.mxus},
       {"array", {hw.core.mxu.rows, hw.core.mxu.columns}},

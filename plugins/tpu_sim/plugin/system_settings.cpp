@@ -4,6 +4,8 @@
 //   tpu_sim.chips       chips of the system; default one chip of the preset
 //   tpu_sim.mode        analytical (default) | cycle_accurate
 //   tpu_sim.convention  tpu (default) | scalesim
+//   tpu_sim.vmem_residency  fused (default) | all | off: which reads find
+//                       recently written tensors in VMEM (vmem_residency.hpp)
 // Each falls back to its environment variable (ACCEL_TPU_SIM_PRESET, ...)
 // through the host. A bad value is an InvalidArgument naming the setting; a
 // bad hardware description keeps the loader's "file:line:column: ..." text.
@@ -82,6 +84,10 @@ SystemSettings read_settings(const AccelHostApi& host) {
   const std::string convention = setting_or(host, "tpu_sim.convention", "tpu");
   if (convention != "tpu" && convention != "scalesim") bad_setting("tpu_sim.convention", convention, "tpu or scalesim");
   settings.convention = convention == "tpu" ? tpu::TimingConvention::kTpu : tpu::TimingConvention::kScaleSim;
+  const std::string residency = setting_or(host, "tpu_sim.vmem_residency", "fused");
+  if (!parse_residency_mode(residency, settings.vmem_residency)) {
+    bad_setting("tpu_sim.vmem_residency", residency, "fused, all or off");
+  }
   return settings;
 }
 

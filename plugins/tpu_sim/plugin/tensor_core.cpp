@@ -71,6 +71,7 @@ void create_cores(AccelPluginContext& context) {
       core->hbm_capacity_bytes = static_cast<std::uint64_t>(hw.hbm.capacity_bytes) / hw.cores_per_chip;
       core->timeline.totals.struct_size = sizeof(AccelTpuSimDeviceTotals);
       core->timeline.totals.clock_hz = hw.clock_hz;
+      core->residency.set_capacity_bytes(hw.core.vmem_bytes / 2);  // the other half: the kernels' own tiles
       describe(*core, context);
       context.cores.push_back(std::move(core));
     }

@@ -16,6 +16,7 @@
 
 #include "timing/hardware_config.hpp"
 #include "timing/op_timing.hpp"
+#include "vmem_residency.hpp"
 
 namespace accel::tpu_sim {
 
@@ -28,6 +29,7 @@ struct SystemSettings {
   int chips = 0;                  // tpu_sim.chips; 0: one chip unless the overrides set chips
   bool cycle_accurate = false;    // tpu_sim.mode
   tpu::TimingConvention convention = tpu::TimingConvention::kTpu;  // tpu_sim.convention
+  ResidencyMode vmem_residency = ResidencyMode::kFused;            // tpu_sim.vmem_residency
 };
 
 // The simulated timeline of one core and what ran on it (op_execution.cpp).
@@ -52,6 +54,9 @@ struct TensorCore {
 
   std::mutex timeline_mutex;  // guards timeline
   CoreTimeline timeline;
+
+  // The tensors recent kernels left in this core's VMEM (guarded inside).
+  VmemResidency residency;
 };
 
 }  // namespace accel::tpu_sim

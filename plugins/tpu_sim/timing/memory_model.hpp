@@ -23,7 +23,8 @@ struct HbmTraffic {
   std::int64_t output = 0;
   std::int64_t input_passes = 1;   // times the input is streamed
   std::int64_t weight_passes = 1;  // times the weights are streamed
-  std::int64_t total() const { return input + weights + output; }
+  std::int64_t epilogue = 0;       // an MXU op's epilogue operands (bias, relu mask), read once
+  std::int64_t total() const { return input + weights + output + epilogue; }
 };
 
 // If everything fits in half the buffer, each operand moves once. Otherwise

@@ -107,11 +107,17 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
   timing.hbm = hbm_traffic(tensors, hardware_.core.vmem_bytes * options_.cores);
   const std::int64_t first_tile = product({std::min<std::int64_t>(timing.folds, mxus), r, c,
                                            bytes_per_element(mxu.input_type)}, kTensorBytes);
+  timing.mxu_cycles = timing.compute_cycles;
   finish(timing, first_tile, 2.0 * static_cast<double>(timing.useful_macs));
-  timing.mxu_utilization = static_cast<double>(timing.useful_macs) /
-                           (static_cast<double>(peak_macs_per_cycle_per_core(hardware_)) * options_.cores *
-                            static_cast<double>(timing.cycles));
+  timing.mxu_utilization = mxu_utilization(timing);
   return timing;
+}
+
+double TimingModel::mxu_utilization(const OpTiming& timing) const {
+  if (timing.cycles <= 0) return 0.0;
+  return static_cast<double>(timing.useful_macs) /
+         (static_cast<double>(peak_macs_per_cycle_per_core(hardware_)) * options_.cores *
+          static_cast<double>(timing.cycles));
 }
 
 // The busiest MXU runs folds_per_mxu folds with the op's streamed length T.
@@ -172,7 +178,10 @@ OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t element
 }
 
 void TimingModel::finish(OpTiming& timing, std::int64_t first_tile_bytes, double flops) const {
-  timing.hbm_bytes = timing.hbm.total();
+  timing.flops = flops;
+  timing.first_tile_bytes = first_tile_bytes;
+  timing.hbm_bytes = checked_add(checked_add(timing.hbm.input, timing.hbm.weights, kTensorBytes),
+                                 checked_add(timing.hbm.output, timing.hbm.epilogue, kTensorBytes), kTensorBytes);
   const double bytes_per_cycle = hardware_.hbm.bandwidth_bytes_per_s / hardware_.clock_hz;
   const MemoryTiming memory = overlap_with_compute(timing.compute_cycles, timing.hbm_bytes, first_tile_bytes,
                                                    bytes_per_cycle, options_.ideal_memory);

@@ -48,7 +48,9 @@ struct OpTiming {
   ArrayMapping mapping;                 // its mapping on one MXU
   std::int64_t folds = 0;               // array folds in all
   std::int64_t folds_per_mxu = 0;       // on the busiest MXU
-  std::int64_t compute_cycles = 0;      // MXU or vector-unit cycles
+  std::int64_t compute_cycles = 0;      // MXU or vector-unit cycles (the larger with an epilogue)
+  std::int64_t mxu_cycles = 0;          // MXU ops: the array's cycles
+  std::int64_t epilogue_cycles = 0;     // vector-unit cycles of an MXU op's epilogue, overlapped with the MXU
   std::int64_t memory_cycles = 0;       // cycles HBM needs for hbm_bytes
   std::int64_t stall_cycles = 0;        // waiting on memory beyond compute
   std::int64_t cycles = 0;              // total; SCALE-Sim convention: its total_cycles
@@ -59,6 +61,30 @@ struct OpTiming {
   std::int64_t hbm_bytes = 0;
   double arithmetic_intensity = 0;      // FLOPs (2 per MAC, 1 per vector op) per HBM byte
   Bound bound = Bound::kCompute;
+  // What the memory overlap was computed from, kept so that a caller that
+  // changes the traffic (TimingModel::retime) gets the same rules again.
+  double flops = 0;                     // the FLOPs of arithmetic_intensity
+  std::int64_t first_tile_bytes = 0;    // bytes that must arrive before compute starts
+};
+
+// One fused vector kernel: a program of `instructions_per_element` vector
+// instructions over `elements` elements, plus `reductions` reductions of
+// values of the program over those elements, reading and writing HBM once.
+struct VectorKernelWork {
+  std::int64_t elements = 0;
+  std::int64_t instructions_per_element = 0;
+  std::int64_t reductions = 0;
+  std::int64_t bytes_read = 0;     // external inputs, each once, at its own size
+  std::int64_t bytes_written = 0;  // outputs, each once
+  std::int64_t element_bytes = 4;
+};
+
+// The epilogue of an MXU op (bias add, activation, relu mask): vector work
+// over the op's output elements as they leave the array, and its operands.
+struct EpilogueWork {
+  std::int64_t elements = 0;
+  std::int64_t instructions_per_element = 0;
+  std::int64_t bytes_read = 0;  // bias and mask from HBM
 };
 
 class TimingModel {
@@ -79,6 +105,19 @@ class TimingModel {
   OpTiming estimate_vector_op(VectorOpKind kind, std::int64_t elements, std::int64_t bytes_read,
                               std::int64_t bytes_written, std::int64_t element_bytes) const;
 
+  // A fused vector kernel (timing/fused_kernel_timing.cpp): its program's
+  // cycles plus each reduction's, as estimate_vector_op's kReduction costs
+  // it, with no HBM pass of their own. `op` names it in the result.
+  OpTiming estimate_vector_kernel(std::string op, const VectorKernelWork& work) const;
+  // `timing` (an MXU op) with an epilogue: the vector unit works on each
+  // output tile while the MXU computes the next, so compute is the larger
+  // of the two; the epilogue's operands are extra HBM reads.
+  OpTiming with_epilogue(OpTiming timing, const EpilogueWork& epilogue) const;
+  // `timing` after its caller changed its HBM traffic (an operand read from
+  // VMEM instead): bytes, stalls, cycles, bound, intensity and utilization
+  // follow by the same rules.
+  OpTiming retime(OpTiming timing) const;
+
   const Hardware& hardware() const { return hardware_; }
   const TimingOptions& options() const { return options_; }
 
@@ -86,6 +125,7 @@ class TimingModel {
   OpTiming time_gemm(std::string op, const GemmShape& gemm, const OperandBytes& tensors) const;
   std::int64_t cycle_accurate_compute_cycles(const ArrayMapping& mapping, std::int64_t folds_per_mxu) const;
   void finish(OpTiming& timing, std::int64_t first_tile_bytes, double flops) const;
+  double mxu_utilization(const OpTiming& timing) const;
 
   Hardware hardware_;
   TimingOptions options_;

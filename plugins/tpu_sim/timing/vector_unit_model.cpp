@@ -57,17 +57,25 @@ VectorOpProfile vector_op_profile(VectorOpKind kind) {
 
 VectorUnitCycles vector_unit_cycles(const VectorUnitConfig& unit, VectorOpKind kind, std::int64_t elements) {
   if (elements <= 0) throw std::invalid_argument("a vector op needs at least one element");
-  const std::int64_t width = static_cast<std::int64_t>(unit.sublanes) * unit.lanes;
-  VectorUnitCycles out;
-  out.vector_registers = ceil_div(elements, width);
-  const std::int64_t instructions =
-      checked_mul(out.vector_registers, vector_op_profile(kind).instructions_per_element, "the vector instructions");
-  out.cycles = ceil_div(instructions, unit.alus_per_lane);
-  if (kind == VectorOpKind::kReduction || kind == VectorOpKind::kSoftmax) {
-    // Combining the partial results across sublanes and lanes: a log2 tree.
-    out.cycles += std::bit_width(static_cast<std::uint64_t>(width)) - 1;
-  }
+  VectorUnitCycles out = vector_program_cycles(unit, vector_op_profile(kind).instructions_per_element, elements);
+  if (kind == VectorOpKind::kReduction || kind == VectorOpKind::kSoftmax) out.cycles += reduction_tree_cycles(unit);
   return out;
+}
+
+VectorUnitCycles vector_program_cycles(const VectorUnitConfig& unit, std::int64_t instructions_per_element,
+                                       std::int64_t elements) {
+  VectorUnitCycles out;
+  if (elements <= 0) return out;
+  const std::int64_t width = static_cast<std::int64_t>(unit.sublanes) * unit.lanes;
+  out.vector_registers = ceil_div(elements, width);
+  const std::int64_t instructions = checked_mul(out.vector_registers, instructions_per_element, "the vector instructions");
+  out.cycles = ceil_div(instructions, unit.alus_per_lane);
+  return out;
+}
+
+std::int64_t reduction_tree_cycles(const VectorUnitConfig& unit) {
+  const std::int64_t width = static_cast<std::int64_t>(unit.sublanes) * unit.lanes;
+  return std::bit_width(static_cast<std::uint64_t>(width)) - 1;
 }
 
 }  // namespace accel::tpu

@@ -39,4 +39,15 @@ struct VectorUnitCycles {
 
 VectorUnitCycles vector_unit_cycles(const VectorUnitConfig& unit, VectorOpKind kind, std::int64_t elements);
 
+// Cycles of a program of `instructions_per_element` vector instructions run
+// over `elements` elements (a fused kernel, an MXU op's epilogue): the
+// formula of vector_unit_cycles with the program's own instruction count.
+// 0 instructions or 0 elements cost 0 cycles.
+VectorUnitCycles vector_program_cycles(const VectorUnitConfig& unit, std::int64_t instructions_per_element,
+                                       std::int64_t elements);
+
+// Cycles to combine a reduction's partial results across the sublanes and
+// lanes of one vector register: a log2 tree.
+std::int64_t reduction_tree_cycles(const VectorUnitConfig& unit);
+
 }  // namespace accel::tpu

@@ -1,0 +1,110 @@
+// On-chip residency of recently written tensors (see vmem_residency.hpp).
+// Ranges are host addresses of the emulated HBM: a tensor is [data, data +
+// bytes), so a reshaped view of a kept tensor (same storage) is found too.
+#include "vmem_residency.hpp"
+
+#include <accel/plugin/plugin_sdk.hpp>
+
+#include <algorithm>
+
+namespace accel::tpu_sim {
+namespace {
+
+std::uint64_t tensor_bytes(const host_kernels::HostTensor& tensor) {
+  std::uint64_t count = 1;
+  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= static_cast<std::uint64_t>(tensor.shape[axis]);
+  return count * sdk::dtype_size(tensor.dtype);
+}
+
+}  // namespace
+
+bool parse_residency_mode(std::string_view text, ResidencyMode& mode) {
+  for (ResidencyMode candidate : {ResidencyMode::kOff, ResidencyMode::kFused, ResidencyMode::kAll}) {
+    if (text == to_string(candidate)) {
+      mode = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view to_string(ResidencyMode mode) {
+  switch (mode) {
+    case ResidencyMode::kOff: return "off";
+    case ResidencyMode::kFused: return "fused";
+    case ResidencyMode::kAll: return "all";
+  }
+  return "?";
+}
+
+ResidentInputs VmemResidency::resident_inputs(std::span<const host_kernels::HostTensor> inputs, bool fused_reader,
+                                              ResidencyMode mode) const {
+  ResidentInputs resident;
+  if (mode == ResidencyMode::kOff) return resident;
+  resident.assign(inputs.size(), false);
+  std::lock_guard lock(mutex_);
+  for (std::size_t index = 0; index < inputs.size(); ++index) {
+    const std::uint64_t bytes = tensor_bytes(inputs[index]);
+    if (bytes == 0 || inputs[index].data == nullptr) continue;
+    const auto begin = reinterpret_cast<std::uintptr_t>(inputs[index].data);
+    const std::uintptr_t end = begin + bytes;
+    for (const Range& range : ranges_) {
+      if (range.begin <= begin && end <= range.end) {
+        resident[index] = mode == ResidencyMode::kAll || fused_reader || range.fused_writer;
+        break;
+      }
+    }
+  }
+  return resident;
+}
+
+void VmemResidency::record_written(std::span<const host_kernels::HostTensor> written, bool fused_writer) {
+  std::lock_guard lock(mutex_);
+  for (const host_kernels::HostTensor& tensor : written) {
+    const std::uint64_t bytes = tensor_bytes(tensor);
+    if (bytes == 0 || tensor.data == nullptr) continue;
+    const auto begin = reinterpret_cast<std::uintptr_t>(tensor.data);
+    forget_locked(begin, begin + bytes);
+    if (bytes > static_cast<std::uint64_t>(capacity_bytes_)) continue;  // never fits: stays in HBM only
+    ranges_.push_back({begin, begin + bytes, fused_writer});
+    resident_bytes_ += static_cast<std::int64_t>(bytes);
+    while (resident_bytes_ > capacity_bytes_ || ranges_.size() > kMaxRanges) {
+      resident_bytes_ -= static_cast<std::int64_t>(ranges_.front().end - ranges_.front().begin);
+      ranges_.pop_front();
+    }
+  }
+}
+
+void VmemResidency::forget(const void* data, std::uint64_t bytes) {
+  if (bytes == 0 || data == nullptr) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  std::lock_guard lock(mutex_);
+  forget_locked(begin, begin + bytes);
+}
+
+void VmemResidency::forget_locked(std::uintptr_t begin, std::uintptr_t end) {
+  const auto overlaps = [&](const Range& range) { return range.begin < end && begin < range.end; };
+  for (const Range& range : ranges_) {
+    if (overlaps(range)) resident_bytes_ -= static_cast<std::int64_t>(range.end - range.begin);
+  }
+  ranges_.erase(std::remove_if(ranges_.begin(), ranges_.end(), overlaps), ranges_.end());
+}
+
+void VmemResidency::set_capacity_bytes(std::int64_t capacity_bytes) {
+  std::lock_guard lock(mutex_);
+  capacity_bytes_ = capacity_bytes;
+  ranges_.clear();
+  resident_bytes_ = 0;
+}
+
+std::int64_t VmemResidency::capacity_bytes() const {
+  std::lock_guard lock(mutex_);
+  return capacity_bytes_;
+}
+
+std::int64_t VmemResidency::resident_bytes() const {
+  std::lock_guard lock(mutex_);
+  return resident_bytes_;
+}
+
+}  // namespace accel::tpu_sim
