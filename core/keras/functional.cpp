@@ -55,6 +55,15 @@ const std::vector<std::shared_ptr<Layer>>& Model::layers() const { return graph_
 const std::vector<KerasTensor>& Model::inputs() const { return graph_ ? graph_->inputs() : no_tensors(); }
 const std::vector<KerasTensor>& Model::outputs() const { return graph_ ? graph_->outputs() : no_tensors(); }
 
+std::shared_ptr<Layer> Model::get_layer(const std::string& layer_name) const {
+  std::string names;
+  for (const auto& layer : layers()) {
+    if (layer->name() == layer_name) return layer;
+    names += (names.empty() ? "'" : ", '") + layer->name() + "'";
+  }
+  throw InvalidArgumentError("No such layer: " + layer_name + ". Existing layers are: [" + names + "]");
+}
+
 bool Model::takes_list_input() const { return graph_ != nullptr && !graph_->single_input(); }
 
 Tensor Model::call(const Tensor& inputs, bool training) {

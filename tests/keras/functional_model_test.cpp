@@ -172,9 +172,10 @@ TEST_F(FunctionalModelTest, ResidualAddSummaryHasConnections) {
   EXPECT_EQ(summary_of(model), expected);
 
   const Tensor data = ops::random_uniform({3, 16}, 9);
-  const auto& first = static_cast<const Dense&>(*model.layers()[1]);
-  const auto& second = static_cast<const Dense&>(*model.layers()[2]);
-  const auto& last = static_cast<const Dense&>(*model.layers()[4]);
+  const auto& first = static_cast<const Dense&>(*model.get_layer("dense"));
+  const auto& second = static_cast<const Dense&>(*model.get_layer("dense_1"));
+  const auto& last = static_cast<const Dense&>(*model.get_layer("dense_2"));
+  EXPECT_THROW(model.get_layer("dense_3"), InvalidArgumentError);
   const Tensor hidden = ops::relu(dense_reference(data, first));
   expect_close(model(data), dense_reference(ops::add(hidden, dense_reference(hidden, second)), last));
 }

@@ -116,6 +116,8 @@ class Model : public Layer {
   // The layers: a Functional model's in Keras's order (its InputLayers
   // first, then by depth); Sequential's as added.
   virtual const std::vector<std::shared_ptr<Layer>>& layers() const;
+  // The layer of that name (Keras's get_layer); InvalidArgumentError listing the names if none.
+  std::shared_ptr<Layer> get_layer(const std::string& name) const;
   // The symbolic inputs and outputs (empty until a Sequential is built).
   const std::vector<KerasTensor>& inputs() const;
   const std::vector<KerasTensor>& outputs() const;
