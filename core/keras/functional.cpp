@@ -84,7 +84,7 @@ std::vector<Tensor> Model::call_list(const std::vector<Tensor>& inputs, bool tra
     throw InvalidArgumentError("Model '" + name() + "' expects " + std::to_string(graph_->inputs().size()) +
                                " inputs, got " + std::to_string(inputs.size()));
   }
-  for (size_t index = 0; index < inputs.size(); ++index) {
+  for (size_t index = 0; check_input_shapes_ && index < inputs.size(); ++index) {
     check_input_shape(inputs[index], graph_->inputs()[index], name(), index);
   }
   return graph_->evaluate<Tensor>(inputs, [training](const Node& node, const std::vector<Tensor>& arguments) {

@@ -8,6 +8,7 @@ namespace accel::keras {
 
 Sequential::Sequential(std::vector<std::shared_ptr<Layer>> layers, std::string name)
     : Model("Sequential", std::move(name)) {
+  check_input_shapes_ = false;
   for (auto& layer : layers) add(std::move(layer));
 }
 

@@ -281,6 +281,10 @@ TEST_F(FunctionalModelTest, InputsOfTheWrongShapeAreRefused) {
   Model model = functional_mlp();
   EXPECT_THROW(model(ops::zeros({2, 28, 27})), InvalidArgumentError);
   EXPECT_THROW(model(ops::zeros({2, 784})), InvalidArgumentError);
+  // A Sequential built from a shape runs on any input its layers accept, as Keras 2's.
+  Sequential pooled({make<GlobalAveragePooling2D>(), make<Dense>(2)});
+  pooled.build({kUnknownDim, 8, 8, 3});
+  EXPECT_EQ(pooled(ops::zeros({1, 16, 16, 3})).shape(), (Shape{1, 2}));
 }
 
 TEST_F(FunctionalModelTest, DisconnectedGraphsAndNonInputsAreRefused) {

@@ -206,6 +206,10 @@ class Model : public Layer {
   Model(std::string class_name, std::string name) : Layer(std::move(class_name), std::move(name)) {}
   // Makes this a Functional model of that graph (Sequential's build).
   void init_graph_network(KerasTensors inputs, KerasTensors outputs);
+  // Whether a call checks its inputs against the Input shapes: a Functional
+  // model does (Keras's input_spec); a Sequential built from a shape does
+  // not, as Keras 2's, and runs its layers on whatever they accept.
+  bool check_input_shapes_ = true;
   Tensor call(const Tensor& inputs, bool training) override;
   std::vector<Tensor> call_list(const std::vector<Tensor>& inputs, bool training) override;
   std::vector<DType> compute_output_dtypes(const std::vector<DType>& input_dtypes) const override;
