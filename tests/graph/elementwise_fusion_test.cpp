@@ -70,7 +70,9 @@ void expect_well_formed(const Graph& graph, const Node& fused) {
     ASSERT_LT(static_cast<size_t>(stored.value), program.instructions.size());
     const Value& defined = value_of(graph, fused.outputs[output]);
     EXPECT_EQ(static_cast<DType>(program.instructions[static_cast<size_t>(stored.value)].dtype), defined.dtype);
-    if (stored.reduce_op == 0) EXPECT_EQ(defined.shape, program.shape);
+    if (stored.reduce_op == 0) {
+      EXPECT_EQ(defined.shape, program.shape);
+    }
   }
   for (ValueId input : fused.inputs) EXPECT_LE(value_of(graph, input).shape.rank(), program.shape.rank());
 }

@@ -371,7 +371,10 @@ class ElementwiseFuser {
       std::memcpy(fused.attributes.data(), &attributes, sizeof(attributes));
       fused.program = std::make_shared<FusedProgram>(std::move(compiled.program));
       std::string names;
-      for (int32_t member : group.nodes) names += (names.empty() ? "" : "+") + std::string(node_name(node(member).op));
+      for (int32_t member : group.nodes) {
+        if (!names.empty()) names += '+';
+        names += node_name(node(member).op);
+      }
       fused.label = "Fusion(" + names + ")";
 
       const int32_t place = place_of(group.nodes);
