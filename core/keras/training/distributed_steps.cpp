@@ -1,8 +1,9 @@
 // Model's steps under a tf.distribute strategy (distributed_training.hpp):
-// the global batch split across the replicas, each replica's forward (and
-// backward) pass on its own thread, device and copies of the weights, then
-// the loss and metrics updated once from the gathered results of every
-// replica, so that they are those of the global batch.
+// the global batch split across the replicas, the virtual train_step /
+// test_step run on each replica's part on its own thread, device and copies
+// of the weights (Keras's strategy.run), then the loss and metrics updated
+// once from the gathered results of every replica, so that they are those
+// of the global batch; and compute_loss, scaled for the replicas.
 #include <accel/autodiff/gradient_tape.hpp>
 #include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/error.hpp>
@@ -160,8 +161,6 @@ void Model::replica_test_step(const Tensor& x, const Tensor& y) {
   result.loss = (*loss_)(y, result.prediction);
 }
 
-// When the built-in step ran on the replicas, the global batch's metrics;
-// otherwise (an override's own step) the logs replica 0 returned.
 Logs Model::logs_after_replicas(const std::vector<data::Element>& parts, const std::vector<Logs>& replica_logs,
                                 const Tensor& y_true) {
   const bool built_in = std::all_of(replica_step_results_.begin(), replica_step_results_.end(),

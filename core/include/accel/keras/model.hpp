@@ -240,12 +240,8 @@ class Model : public Layer {
   // replica_step_results_ for distributed_*_step to gather.
   void replica_train_step(const Tensor& x, const Tensor& y);
   void replica_test_step(const Tensor& x, const Tensor& y);
-  struct ReplicaStepResult {
-    bool built_in_step = false;  // the built-in step ran (not only an override)
-    Tensor prediction;           // undefined for a replica without rows
-    Tensor loss;
-  };
-  std::vector<ReplicaStepResult> replica_step_results_;  // one per local replica
+  // After a step on every replica: the global batch's metrics when the
+  // built-in step ran there, otherwise the logs replica 0's override returned.
   Logs logs_after_replicas(const std::vector<data::Element>& parts, const std::vector<Logs>& replica_logs,
                            const Tensor& y_true);
   Tensor distributed_predict_step(const Tensor& x);
@@ -255,6 +251,13 @@ class Model : public Layer {
   // The graph of a Functional model; null for a subclassed model (and a
   // Sequential not built yet).
   std::shared_ptr<const detail::FunctionalGraph> graph_;
+  // What the built-in step left on each local replica during one distributed step.
+  struct ReplicaStepResult {
+    bool built_in_step = false;  // the built-in step ran (not only an override)
+    Tensor prediction;           // undefined for a replica without rows
+    Tensor loss;
+  };
+  std::vector<ReplicaStepResult> replica_step_results_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
   DistributedTraining* distribution_ = nullptr;
