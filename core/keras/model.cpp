@@ -60,6 +60,7 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   metric_arguments_ = std::move(metrics);
   metrics_.clear();
   metrics_built_ = false;
+  output_metrics_.clear();
   loss_tracker_.reset_state();
 }
 
@@ -81,6 +82,15 @@ const Loss& Model::loss() const {
 
 std::vector<std::string> Model::metrics_names() const {
   std::vector<std::string> names{loss_tracker_.name()};
+  if (outputs().size() > 1) {
+    // Keras: the total loss, each output's loss, then each output's metrics.
+    const std::vector<std::string> prefixes = output_prefixes();
+    for (const std::string& prefix : prefixes) names.push_back(prefix + "loss");
+    for (const std::string& prefix : prefixes) {
+      for (const MetricArgument& metric : metric_arguments_) names.push_back(prefix + metric_argument_name(metric));
+    }
+    return names;
+  }
   for (const MetricArgument& metric : metric_arguments_) names.push_back(metric_argument_name(metric));
   return names;
 }
@@ -88,12 +98,24 @@ std::vector<std::string> Model::metrics_names() const {
 Logs Model::metric_results() const {
   Logs logs{{loss_tracker_.name(), loss_tracker_.result()}};
   for (const auto& metric : metrics_) logs[metric->name()] = metric->result();
+  const std::vector<std::string> prefixes = output_metrics_.empty() ? std::vector<std::string>{} : output_prefixes();
+  for (size_t output = 0; output < output_metrics_.size(); ++output) {
+    logs[prefixes[output] + "loss"] = output_metrics_[output].loss->result();
+    for (size_t index = 0; index < output_metrics_[output].metrics.size(); ++index) {
+      logs[prefixes[output] + metric_argument_name(metric_arguments_[index])] =
+          output_metrics_[output].metrics[index]->result();
+    }
+  }
   return logs;
 }
 
 void Model::reset_metrics() {
   loss_tracker_.reset_state();
   for (const auto& metric : metrics_) metric->reset_state();
+  for (const OutputMetrics& output : output_metrics_) {
+    output.loss->reset_state();
+    for (const auto& metric : output.metrics) metric->reset_state();
+  }
 }
 
 void Model::build_metrics(const Tensor& y_true, const Tensor& y_pred) {

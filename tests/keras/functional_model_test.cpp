@@ -259,7 +259,7 @@ TEST_F(FunctionalModelTest, SeveralInputsAndOutputsPredictEveryOutput) {
   EXPECT_THROW(model(a), InvalidArgumentError);  // two inputs needed
 
   model.compile("sgd", "mse");
-  EXPECT_THROW(model.fit(a, ops::zeros({7, 1}), {.verbose = 0}), UnimplementedError);
+  EXPECT_THROW(model.fit(a, ops::zeros({7, 1}), {.verbose = 0}), InvalidArgumentError);  // one tensor each needed
 }
 
 TEST_F(FunctionalModelTest, ModelIsALayerOfAnotherModel) {

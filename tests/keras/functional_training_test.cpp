@@ -185,6 +185,68 @@ TEST(FunctionalTrainingTest, ResidualModelTrainsThroughTheMergeLayer) {
   EXPECT_LT(history.history.at("loss").back(), 0.5 * history.history.at("loss").front());
 }
 
+// Two inputs, two outputs: "score" (1 unit) from the first input, "kind" (3
+// units) from both.
+std::unique_ptr<Model> two_headed_model() {
+  clear_session();
+  set_random_seed(12);
+  const KerasTensor image = Input({3});
+  const KerasTensor meta = Input({2});
+  const KerasTensor hidden = (*std::make_shared<Dense>(4, DenseOptions{.activation = "tanh"}))(image);
+  const KerasTensor score = (*std::make_shared<Dense>(1, DenseOptions{.name = "score"}))(hidden);
+  const KerasTensor joined = (*std::make_shared<Concatenate>())({hidden, meta});
+  const KerasTensor kind = (*std::make_shared<Dense>(3, DenseOptions{.name = "kind"}))(joined);
+  return std::make_unique<Model>(KerasTensors{image, meta}, KerasTensors{score, kind});
+}
+
+TEST(FunctionalTrainingTest, SeveralInputsAndOutputsTrainOnTheSumOfTheOutputsLosses) {
+  const Tensor image = ops::random_uniform({12, 3}, 31);
+  const Tensor meta = ops::random_uniform({12, 2}, 32);
+  const Tensor score = ops::random_uniform({12, 1}, 33);
+  const Tensor kind = ops::random_uniform({12, 3}, 34);
+
+  auto model = two_headed_model();
+  model->compile(std::make_shared<SGD>(SGDOptions{.learning_rate = 0.1}), "mse", {"accuracy"});
+  EXPECT_EQ(model->metrics_names(),
+            (std::vector<std::string>{"loss", "score_loss", "kind_loss", "score_accuracy", "kind_accuracy"}));
+  const History history =
+      model->fit({image, meta}, {score, kind}, {.epochs = 1, .batch_size = 12, .verbose = 0, .shuffle = false});
+  for (const char* name : {"loss", "score_loss", "kind_loss", "score_accuracy", "kind_accuracy"}) {
+    EXPECT_EQ(history.history.count(name), 1u) << name;
+  }
+  EXPECT_NEAR(history.history.at("loss")[0], history.history.at("score_loss")[0] + history.history.at("kind_loss")[0],
+              1e-6);
+
+  // The same step by hand: the gradient of the summed losses, one SGD update.
+  auto by_hand = two_headed_model();
+  by_hand->compile(std::make_shared<SGD>(SGDOptions{.learning_rate = 0.1}), "mse");
+  const std::vector<Variable> weights = by_hand->trainable_weights();
+  std::vector<Tensor> gradients;
+  {
+    GradientTape tape;
+    const std::vector<Tensor> predictions = by_hand->call_outputs({image, meta}, /*training=*/true);
+    const Tensor total = ops::add(by_hand->loss()(score, predictions[0]), by_hand->loss()(kind, predictions[1]));
+    gradients = tape.gradient(total, weights);
+  }
+  GradientsAndVariables pairs;
+  for (size_t index = 0; index < weights.size(); ++index) pairs.emplace_back(gradients[index], weights[index]);
+  by_hand->optimizer().apply_gradients(pairs);
+  ASSERT_EQ(model->weights().size(), by_hand->weights().size());
+  for (size_t index = 0; index < weights.size(); ++index) {
+    EXPECT_EQ(model->weights()[index].value().to_vector<float>(), by_hand->weights()[index].value().to_vector<float>())
+        << model->weights()[index].name();
+  }
+
+  // More epochs reduce the loss; evaluate reports the same names.
+  const History more = model->fit({image, meta}, {score, kind},
+                                  {.epochs = 30, .batch_size = 4, .verbose = 0, .validation_split = 0.25});
+  EXPECT_LT(more.history.at("loss").back(), more.history.at("loss").front());
+  EXPECT_EQ(more.history.count("val_kind_loss"), 1u);
+  const Logs evaluation = model->evaluate({image, meta}, {score, kind}, {.verbose = 0});
+  EXPECT_NEAR(evaluation.at("loss"), evaluation.at("score_loss") + evaluation.at("kind_loss"), 1e-6);
+  EXPECT_THROW(model->fit({image}, {score, kind}, {.verbose = 0}), InvalidArgumentError);
+}
+
 // A residual classifier with two branches merged by Concatenate, compiled.
 std::unique_ptr<Model> residual_classifier() {
   clear_session();

@@ -56,6 +56,27 @@ BatchSource BatchSource::from_tensors(Tensor x, Tensor y, int64_t batch_size, bo
   return source;
 }
 
+BatchSource BatchSource::from_tensor_lists(std::vector<Tensor> x, std::vector<Tensor> y, int64_t batch_size,
+                                           bool shuffle, uint64_t seed) {
+  if (x.empty()) throw InvalidArgumentError("model data: no inputs given");
+  for (const Tensor& tensor : x) {
+    if (!tensor.defined() || tensor.rank() < 1 || tensor.shape().dim(0) != x.front().shape().dim(0)) {
+      throw InvalidArgumentError("model data: every input needs a batch axis of the same number of samples");
+    }
+  }
+  for (const Tensor& tensor : y) {
+    if (!tensor.defined() || tensor.rank() < 1 || tensor.shape().dim(0) != x.front().shape().dim(0)) {
+      throw InvalidArgumentError("model data: the inputs have " + std::to_string(x.front().shape().dim(0)) +
+                                 " samples; every target needs as many");
+    }
+  }
+  BatchSource source = from_tensors(x.front(), y.empty() ? Tensor() : y.front(), batch_size, shuffle, seed);
+  source.lists_ = true;
+  source.x_list_ = std::move(x);
+  source.y_list_ = std::move(y);
+  return source;
+}
+
 BatchSource BatchSource::from_dataset(data::Dataset dataset) {
   BatchSource source;
   source.dataset_ = std::move(dataset);
@@ -91,27 +112,24 @@ std::optional<Batch> BatchSource::next() {
   // Batches are cut on the device holding the data (the host, as tf.data does);
   // the model's first op then moves only the batch to the model's device.
   Batch batch;
+  Tensor index_tensor;
   if (shuffle_) {
     if (!order_) begin_pass();
     const std::vector<int64_t> indices(order_->begin() + position_, order_->begin() + position_ + count);
-    const Tensor index_tensor = Tensor::from_vector<int64_t>(indices, Shape{count}, x_.device());
-    {
-      DeviceScope data_device(x_.device());
-      batch.x = ops::gather(x_, index_tensor, 0);
-    }
-    if (y_.defined()) {
-      DeviceScope data_device(y_.device());
-      batch.y = ops::gather(y_, index_tensor.to(y_.device()), 0);
-    }
+    index_tensor = Tensor::from_vector<int64_t>(indices, Shape{count}, x_.device());
+  }
+  auto cut = [&](const Tensor& tensor) {
+    DeviceScope data_device(tensor.device());
+    return shuffle_ ? ops::gather(tensor, index_tensor.to(tensor.device()), 0) : rows(tensor, position_, count);
+  };
+  if (lists_) {
+    for (const Tensor& input : x_list_) batch.inputs.push_back(cut(input));
+    for (const Tensor& target : y_list_) batch.targets.push_back(cut(target));
+    batch.x = batch.inputs.front();
+    if (!batch.targets.empty()) batch.y = batch.targets.front();
   } else {
-    {
-      DeviceScope data_device(x_.device());
-      batch.x = rows(x_, position_, count);
-    }
-    if (y_.defined()) {
-      DeviceScope data_device(y_.device());
-      batch.y = rows(y_, position_, count);
-    }
+    batch.x = cut(x_);
+    if (y_.defined()) batch.y = cut(y_);
   }
   position_ += count;
   ++batches_this_pass_;
@@ -130,6 +148,22 @@ std::pair<LabeledTensors, LabeledTensors> split_last_fraction(const Tensor& x, c
   }
   return {LabeledTensors{rows(x, 0, split_at), rows(y, 0, split_at)},
           LabeledTensors{rows(x, split_at, samples - split_at), rows(y, split_at, samples - split_at)}};
+}
+
+std::pair<LabeledTensorLists, LabeledTensorLists> split_last_fraction(const std::vector<Tensor>& x,
+                                                                      const std::vector<Tensor>& y, double fraction) {
+  std::pair<LabeledTensorLists, LabeledTensorLists> parts;
+  for (const Tensor& input : x) {
+    auto [kept, held_out] = split_last_fraction(input, input, fraction);
+    parts.first.x.push_back(std::move(kept.x));
+    parts.second.x.push_back(std::move(held_out.x));
+  }
+  for (const Tensor& target : y) {
+    auto [kept, held_out] = split_last_fraction(target, target, fraction);
+    parts.first.y.push_back(std::move(kept.x));
+    parts.second.y.push_back(std::move(held_out.x));
+  }
+  return parts;
 }
 
 }  // namespace accel::keras::detail

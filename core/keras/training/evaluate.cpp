@@ -1,5 +1,6 @@
 // Model::evaluate: one pass of test_step over the data (also fit's
-// validation); under a strategy, on every replica.
+// validation); under a strategy, on every replica; for a model of several
+// inputs or outputs, one tensor per input and per output.
 #include <accel/error.hpp>
 #include <accel/keras/model.hpp>
 
@@ -21,11 +22,20 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   return run_evaluate(source, options);
 }
 
+Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options) {
+  require_compiled("evaluate");
+  if (!has_several_inputs_or_outputs() && x.size() == 1 && y.size() == 1) return evaluate(x.front(), y.front(), options);
+  check_list_data("evaluate", x, y);
+  detail::BatchSource source = detail::BatchSource::from_tensor_lists(x, y, options.batch_size, false, 0);
+  return run_evaluate(source, options);
+}
+
 Logs Model::run_evaluate(detail::BatchSource& source, const EvaluateOptions& options) {
-  if (inputs().size() > 1 || outputs().size() > 1) {
-    throw UnimplementedError("evaluate: model '" + name() + "' has " + std::to_string(inputs().size()) +
-                             " inputs and " + std::to_string(outputs().size()) +
-                             " outputs; evaluating a model of several inputs or outputs is not implemented yet");
+  if (has_several_inputs_or_outputs() && !source.from_tensor_lists()) {
+    throw InvalidArgumentError("evaluate: model '" + name() + "' has " + std::to_string(inputs().size()) +
+                               " inputs and " + std::to_string(outputs().size()) +
+                               " outputs: pass one tensor per input and per output, evaluate(std::vector<Tensor>, "
+                               "std::vector<Tensor>)");
   }
   const CallbackParams params{detail::resolve_verbosity(options.verbose), 1,
                               options.steps ? options.steps : source.batches_per_pass()};
@@ -46,8 +56,12 @@ Logs Model::run_test_loop(detail::BatchSource& source, detail::CallbackList& cal
       throw InvalidArgumentError("evaluate: the data has no labels; a Dataset must yield (features, labels)");
     }
     callbacks.on_test_batch_begin(step, {});
-    const Logs logs =
-        distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
+    Logs logs;
+    if (!batch->inputs.empty()) {
+      logs = test_step_on_lists(batch->inputs, batch->targets);
+    } else {
+      logs = distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
+    }
     callbacks.on_test_batch_end(step, logs);
   }
   if (step == 0) throw InvalidArgumentError("evaluate: the data yielded no batches");

@@ -2,7 +2,8 @@
 // train_step over the batches (callbacks around each execution of
 // steps_per_execution batches; under a strategy, the step runs on every
 // replica), evaluate the validation data into "val_" logs, and end the
-// epoch; stop early when a callback sets stop_training.
+// epoch; stop early when a callback sets stop_training. A model of several
+// inputs or outputs takes one tensor per input and per output.
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/model.hpp>
@@ -93,11 +94,34 @@ History Model::fit(const data::Dataset& dataset, FitOptions options) {
   return run_fit(training, validation ? &*validation : nullptr, options);
 }
 
+History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, FitOptions options) {
+  require_compiled("fit");
+  check_validation_choice(options);
+  if (!has_several_inputs_or_outputs() && x.size() == 1 && y.size() == 1) return fit(x.front(), y.front(), options);
+  check_list_data("fit", x, y);
+  if (options.validation_data || options.validation_dataset) {
+    throw InvalidArgumentError("fit: a model of several inputs or outputs validates by validation_split only");
+  }
+  detail::LabeledTensorLists training_data{x, y};
+  std::optional<detail::BatchSource> validation;
+  if (options.validation_split > 0.0) {
+    auto [kept, held_out] = detail::split_last_fraction(x, y, options.validation_split);
+    training_data = std::move(kept);
+    validation = detail::BatchSource::from_tensor_lists(
+        held_out.x, held_out.y, options.validation_batch_size.value_or(options.batch_size), false, 0);
+  }
+  const uint64_t seed = options.shuffle ? options.seed.value_or(next_seed()) : 0;
+  detail::BatchSource training = detail::BatchSource::from_tensor_lists(training_data.x, training_data.y,
+                                                                        options.batch_size, options.shuffle, seed);
+  return run_fit(training, validation ? &*validation : nullptr, options);
+}
+
 History Model::run_fit(detail::BatchSource& training, detail::BatchSource* validation, const FitOptions& options) {
-  if (inputs().size() > 1 || outputs().size() > 1) {
-    throw UnimplementedError("fit: model '" + name() + "' has " + std::to_string(inputs().size()) + " inputs and " +
-                             std::to_string(outputs().size()) +
-                             " outputs; training a model of several inputs or outputs is not implemented yet");
+  if (has_several_inputs_or_outputs() && !training.from_tensor_lists()) {
+    throw InvalidArgumentError("fit: model '" + name() + "' has " + std::to_string(inputs().size()) + " inputs and " +
+                               std::to_string(outputs().size()) +
+                               " outputs: pass one tensor per input and per output, fit(std::vector<Tensor>, "
+                               "std::vector<Tensor>)");
   }
   if (options.initial_epoch < 0) {
     throw InvalidArgumentError("fit: initial_epoch must be >= 0, got " + std::to_string(options.initial_epoch));
@@ -164,7 +188,11 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
         }
         if (done == 0) callbacks.on_train_batch_begin(step, {});
         // Under a strategy the virtual step runs on every replica.
-        logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
+        if (!batch->inputs.empty()) {
+          logs = train_step_on_lists(batch->inputs, batch->targets);
+        } else {
+          logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
+        }
       }
       if (done == 0) break;
       step += done;

@@ -145,9 +145,16 @@ class Model : public Layer {
   History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
   // `dataset` yields (features, labels) batches.
   History fit(const data::Dataset& dataset, FitOptions options = {});
+  // A model of several inputs or outputs: one tensor per input and per
+  // output, in the order of inputs() and outputs(). The compiled loss applies
+  // to every output and the total is their sum; each output also logs its
+  // loss and metrics under its layer's name ("score_loss", "score_accuracy"),
+  // as Keras. Validation only by validation_split; not under a strategy.
+  History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, FitOptions options = {});
   // The loss and metrics over the data: {"loss": .., "accuracy": ..}.
   Logs evaluate(const Tensor& x, const Tensor& y, EvaluateOptions options = {});
   Logs evaluate(const data::Dataset& dataset, EvaluateOptions options = {});
+  Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options = {});
   // The model's outputs for every sample, concatenated along the batch axis.
   Tensor predict(const Tensor& x, PredictOptions options = {});
   // `dataset` yields feature batches (a second component, labels, is ignored).
@@ -245,6 +252,16 @@ class Model : public Layer {
   Logs logs_after_replicas(const std::vector<data::Element>& parts, const std::vector<Logs>& replica_logs,
                            const Tensor& y_true);
   Tensor distributed_predict_step(const Tensor& x);
+  // The steps of a model of several inputs or outputs (training/multiple_io_steps.cpp).
+  bool has_several_inputs_or_outputs() const;
+  // One tensor per input and per output, with metric names for several outputs.
+  void check_list_data(const char* what, const std::vector<Tensor>& x, const std::vector<Tensor>& y) const;
+  Logs train_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y);
+  Logs test_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y);
+  void update_output_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
+                             const std::vector<Tensor>& losses, const Tensor& total_loss);
+  // "<output layer name>_": the prefix of each output's logs.
+  std::vector<std::string> output_prefixes() const;
   // Builds the model for `x` inside the strategy's scope, if not built yet.
   void build_in_strategy_scope(const Tensor& x);
 
@@ -258,6 +275,13 @@ class Model : public Layer {
     Tensor loss;
   };
   std::vector<ReplicaStepResult> replica_step_results_;
+  // Per output of a model of several outputs: its loss and compiled metrics,
+  // built on the first batch.
+  struct OutputMetrics {
+    std::shared_ptr<Mean> loss;
+    std::vector<std::shared_ptr<Metric>> metrics;
+  };
+  std::vector<OutputMetrics> output_metrics_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
   DistributedTraining* distribution_ = nullptr;
