@@ -1,5 +1,5 @@
 // CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_FILTER on oneDNN
-// convolution primitives.
+// convolution primitives, with the epilogues of the first two.
 //
 // Activations stay in accel's NHWC layout and oneDNN reads them in place
 // through memory descriptors; filters (small) are reordered from HWIO to the
@@ -8,6 +8,13 @@
 // in a process-wide, mutex-guarded map; oneDNN primitives may be executed
 // from several threads at once. Measured against im2col + sgemm in
 // bench/cpu/bench_cpu_conv.cpp; the figures are in docs/PERFORMANCE.md.
+//
+// Epilogues: CONV2D adds its bias and applies its activation inside the
+// primitive (oneDNN's bias argument and eltwise post-op), so the output is
+// written once; a RELU_MASK, and every epilogue of CONV2D_BACKWARD_INPUT
+// (oneDNN's backward-data primitive takes no post-ops), run as one blocked
+// pass over the output right after the primitive (epilogue.cpp).
+#include "epilogue.hpp"
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -34,12 +41,39 @@ struct ConvGeometry {
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   int64_t pad_top, pad_bottom, pad_left, pad_right;
 
-  auto key(AccelOp op) const {
-    return std::array<int64_t, 18>{static_cast<int64_t>(op),      batch,      height,     width,      channels,   filter_h,
-                                   filter_w, filters,   out_h,      out_w,      stride_h,   stride_w,
-                                   dilation_h, dilation_w, pad_top, pad_bottom, pad_left, pad_right};
-  }
 };
+
+// What a primitive computes beyond the convolution itself: CONV2D's bias and
+// activation (ACCEL_OP_MATMUL, 0, for none).
+struct PrimitiveEpilogue {
+  bool bias = false;
+  AccelOp activation = ACCEL_OP_MATMUL;
+};
+
+using PrimitiveKey = std::array<int64_t, 20>;
+
+PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue) {
+  return {static_cast<int64_t>(op), g.batch,      g.height,     g.width,     g.channels,   g.filter_h,
+          g.filter_w,               g.filters,    g.out_h,      g.out_w,     g.stride_h,   g.stride_w,
+          g.dilation_h,             g.dilation_w, g.pad_top,    g.pad_bottom, g.pad_left,  g.pad_right,
+          epilogue.bias ? 1 : 0,    static_cast<int64_t>(epilogue.activation)};
+}
+
+PrimitiveEpilogue primitive_epilogue_of(AccelOp op, const Epilogue& epilogue) {
+  PrimitiveEpilogue result;
+  if (op != ACCEL_OP_CONV2D) return result;
+  result.bias = epilogue.has(ACCEL_EPILOGUE_BIAS);
+  if (epilogue.has(ACCEL_EPILOGUE_ACTIVATION)) result.activation = epilogue.activation;
+  return result;
+}
+
+dnnl::algorithm eltwise_of(AccelOp activation) {
+  switch (activation) {
+    case ACCEL_OP_SIGMOID: return dnnl::algorithm::eltwise_logistic;
+    case ACCEL_OP_TANH: return dnnl::algorithm::eltwise_tanh;
+    default: return dnnl::algorithm::eltwise_relu;  // alpha 0: max(x, 0)
+  }
+}
 
 ConvGeometry geometry_of(AccelOp op, const HostTensor& first, const HostTensor& second,
                          const HostTensor& y, const AccelConv2dAttributes& attributes) {
@@ -98,13 +132,29 @@ dnnl::primitive_attr user_scratchpad() {
   return attributes;
 }
 
+memory::desc bias_descriptor(const ConvGeometry& g) {
+  return memory::desc({g.filters}, memory::data_type::f32, Tag::a);
+}
+
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Descriptors& d,
-                                                     const memory::desc& filter) {
+                                                     const memory::desc& filter,
+                                                     const PrimitiveEpilogue& epilogue = {}) {
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1},
       pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
+  dnnl::primitive_attr attributes = user_scratchpad();
+  if (epilogue.activation != ACCEL_OP_MATMUL) {
+    dnnl::post_ops post_ops;
+    post_ops.append_eltwise(1.0f, eltwise_of(epilogue.activation), 0.0f, 0.0f);
+    attributes.set_post_ops(post_ops);
+  }
+  if (epilogue.bias) {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                         d.x, filter, bias_descriptor(g), d.y, strides, dilates, pad_l, pad_r);
+    return {desc, attributes, cpu_engine()};
+  }
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                        d.x, filter, d.y, strides, dilates, pad_l, pad_r);
-  return {desc, user_scratchpad(), cpu_engine()};
+  return {desc, attributes, cpu_engine()};
 }
 
 // A primitive and, when oneDNN prefers another filter layout than HWIO, the
@@ -118,7 +168,7 @@ struct CachedConv {
   memory::desc scratchpad;  // what each execution needs (see user_scratchpad)
 };
 
-CachedConv build_primitive(AccelOp op, const ConvGeometry& g) {
+CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue) {
   const Descriptors d = descriptors_of(g);
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1},
       pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
@@ -127,7 +177,7 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g) {
   // jit kernels); the input gradient runs fastest on plain HWIO (gemm-based).
   const bool plain_filter = op == ACCEL_OP_CONV2D_BACKWARD_INPUT;
   const memory::desc& filter = plain_filter ? d.filter : d.filter_any;
-  auto forward = forward_pd(g, d, filter);
+  auto forward = forward_pd(g, d, filter, epilogue);  // the epilogue is CONV2D's only
   CachedConv cached;
   switch (op) {
     case ACCEL_OP_CONV2D:
@@ -164,30 +214,33 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g) {
   return cached;
 }
 
-// Primitives by geometry; never evicted (a model has a handful of shapes).
-const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g) {
+// Primitives by geometry and epilogue; never evicted (a model has a handful
+// of shapes).
+const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue) {
   static std::mutex mutex;
-  static std::map<std::array<int64_t, 18>, CachedConv> cache;  // std::map: references stay valid
-  const auto key = g.key(op);
+  static std::map<PrimitiveKey, CachedConv> cache;  // std::map: references stay valid
+  const PrimitiveKey key = key_of(op, g, epilogue);
   std::lock_guard lock(mutex);
   auto found = cache.find(key);
-  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g)).first;
+  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g, epilogue)).first;
   return found->second;
 }
 
 }  // namespace
 
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const HostTensor& y,
-            const AccelConv2dAttributes& attributes) {
+            const AccelConv2dAttributes& attributes, const Epilogue& epilogue) {
   const ConvGeometry g = geometry_of(op, first, second, y, attributes);
   if (element_count(y) == 0) return;
   if (element_count(first) == 0 || element_count(second) == 0) {  // nothing to sum: zeros
     std::fill_n(data_of<float>(y), element_count(y), 0.0f);
+    apply_epilogue(epilogue, y);
     return;
   }
   limit_openmp_threads_on_this_thread();
+  const PrimitiveEpilogue in_primitive = primitive_epilogue_of(op, epilogue);
   try {
-    const CachedConv& cached = cached_primitive(op, g);
+    const CachedConv& cached = cached_primitive(op, g, in_primitive);
     const Descriptors d = descriptors_of(g);
     const dnnl::engine& engine = cpu_engine();
     thread_local dnnl::stream stream(engine);
@@ -210,6 +263,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
         arguments = {{DNNL_ARG_SRC, memory(d.x, engine, first.data)},
                      {DNNL_ARG_WEIGHTS, filter_memory},
                      {DNNL_ARG_DST, memory(d.y, engine, y.data)}};
+        if (in_primitive.bias) arguments.emplace(DNNL_ARG_BIAS, memory(bias_descriptor(g), engine, epilogue.bias->data));
         break;
       case ACCEL_OP_CONV2D_BACKWARD_INPUT:
         arguments = {{DNNL_ARG_DIFF_DST, memory(d.y, engine, first.data)},
@@ -233,6 +287,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
   } catch (const dnnl::error& error) {
     fail(ACCEL_STATUS_INTERNAL, std::string("oneDNN: ") + error.what());
   }
+  apply_epilogue(epilogue, y, /*skip_bias_and_activation=*/op == ACCEL_OP_CONV2D);
 }
 
 }  // namespace accel::host_kernels::detail

@@ -4,10 +4,13 @@
 // structs), stages BF16/F16 operands of float-math ops through F32 copies,
 // and hands the call to the kernel file that owns the op (kernels.hpp). Any
 // error is rethrown with the op, dtypes and shapes in front of its message.
+// FUSED_ELEMENTWISE is checked by its planner (fused_program.cpp): its
+// operands' dtypes and counts follow from its program.
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,7 @@ OpClass class_of(AccelOp op) {
       return OpClass::kMoveAnyType;
     case ACCEL_OP_LOGICAL_NOT: case ACCEL_OP_CAST: case ACCEL_OP_FILL: case ACCEL_OP_RANDOM_UNIFORM:
     case ACCEL_OP_RANDOM_NORMAL: case ACCEL_OP_RANDOM_TRUNCATED_NORMAL: case ACCEL_OP_ONE_HOT:
+    case ACCEL_OP_FUSED_ELEMENTWISE:
       return OpClass::kOther;
     default:
       return OpClass::kFloatMath;  // MATMUL..AVG_POOL_BACKWARD, EXP.., *_BACKWARD, POW, softmax, optimizers
@@ -104,20 +108,37 @@ AccelDType principal_dtype(AccelOp op, std::span<const HostTensor> inputs,
   return inputs[0].dtype;
 }
 
+// The attribute struct, at least `minimum_size` bytes of it: fields appended
+// later are read only where the struct holds them (ACCEL_STRUCT_HOLDS).
 template <typename Attributes>
-const Attributes& attributes_as(const void* attributes) {
+const Attributes& attributes_as(const void* attributes, size_t minimum_size = sizeof(Attributes)) {
   auto* typed = static_cast<const Attributes*>(attributes);
-  if (typed == nullptr || typed->struct_size < sizeof(Attributes)) invalid("op attributes missing or too small");
+  if (typed == nullptr || typed->struct_size < minimum_size) invalid("op attributes missing or too small");
   return *typed;
 }
 
-void check_operands(AccelOp op, std::span<const HostTensor> inputs, std::span<const HostTensor> outputs) {
-  const Arity arity = arity_of(op);
-  if (static_cast<int>(inputs.size()) < arity.min_inputs || static_cast<int>(inputs.size()) > arity.max_inputs ||
-      static_cast<int>(outputs.size()) != arity.outputs) {
-    invalid("expected " + std::to_string(arity.min_inputs) +
-            (arity.max_inputs != arity.min_inputs ? "+" : "") + " inputs and " +
-            std::to_string(arity.outputs) + " outputs");
+// MATMUL and convolution attributes as version 1.0 wrote them: no epilogue.
+constexpr size_t kMatmulAttributes10 = offsetof(AccelMatmulAttributes, epilogue_flags);
+constexpr size_t kConv2dAttributes10 = offsetof(AccelConv2dAttributes, epilogue_flags);
+
+void check_operands(AccelOp op, std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
+                    const void* attributes) {
+  if (op == ACCEL_OP_FUSED_ELEMENTWISE) {
+    if (inputs.size() > ACCEL_FUSED_MAX_INPUTS || outputs.empty() || outputs.size() > ACCEL_FUSED_MAX_OUTPUTS) {
+      invalid("expected 0 to " + std::to_string(ACCEL_FUSED_MAX_INPUTS) + " inputs and 1 to " +
+              std::to_string(ACCEL_FUSED_MAX_OUTPUTS) + " outputs");
+    }
+  } else {
+    Arity arity = arity_of(op);
+    const int epilogue_inputs = epilogue_input_count(epilogue_request(op, attributes));
+    arity.min_inputs += epilogue_inputs;
+    arity.max_inputs += epilogue_inputs;
+    if (static_cast<int>(inputs.size()) < arity.min_inputs || static_cast<int>(inputs.size()) > arity.max_inputs ||
+        static_cast<int>(outputs.size()) != arity.outputs) {
+      invalid("expected " + std::to_string(arity.min_inputs) +
+              (arity.max_inputs != arity.min_inputs ? "+" : "") + " inputs and " +
+              std::to_string(arity.outputs) + " outputs");
+    }
   }
   for (auto group : {inputs, outputs}) {
     for (const HostTensor& tensor : group) {
@@ -157,6 +178,7 @@ void check_operands(AccelOp op, std::span<const HostTensor> inputs, std::span<co
       expect(outputs[0], dtype, "output");
       return;
     case ACCEL_OP_ARGMAX: expect(outputs[0], ACCEL_DTYPE_I64, "output"); return;
+    case ACCEL_OP_FUSED_ELEMENTWISE: return;  // the program gives every dtype (fused_program.cpp)
     case ACCEL_OP_CAST: case ACCEL_OP_FILL: case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL:
     case ACCEL_OP_RANDOM_TRUNCATED_NORMAL: case ACCEL_OP_ONE_HOT:
       return;  // any output dtype (random: checked by supports)
@@ -232,11 +254,18 @@ void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor>
   switch (op) {
     case ACCEL_OP_MATMUL: {
       static const AccelMatmulAttributes no_transposes{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
+      const Epilogue epilogue = bind_epilogue(op, epilogue_request(op, attributes), in.subspan(2), out[0]);
       return matmul(in[0], in[1], out[0],
-                    attributes ? attributes_as<AccelMatmulAttributes>(attributes) : no_transposes);
+                    attributes ? attributes_as<AccelMatmulAttributes>(attributes, kMatmulAttributes10) : no_transposes,
+                    epilogue);
     }
-    case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT: case ACCEL_OP_CONV2D_BACKWARD_FILTER:
-      return conv2d(op, in[0], in[1], out[0], attributes_as<AccelConv2dAttributes>(attributes));
+    case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT: case ACCEL_OP_CONV2D_BACKWARD_FILTER: {
+      const AccelConv2dAttributes& geometry = attributes_as<AccelConv2dAttributes>(attributes, kConv2dAttributes10);
+      const Epilogue epilogue = bind_epilogue(op, epilogue_request(op, attributes), in.subspan(2), out[0]);
+      return conv2d(op, in[0], in[1], out[0], geometry, epilogue);
+    }
+    case ACCEL_OP_FUSED_ELEMENTWISE:
+      return fused_elementwise(in, out, attributes_as<AccelFusedElementwiseAttributes>(attributes));
     case ACCEL_OP_MAX_POOL: return max_pool(in[0], out[0], attributes_as<AccelPoolAttributes>(attributes));
     case ACCEL_OP_MAX_POOL_BACKWARD:
       return max_pool_backward(in[0], in[1], out[0], attributes_as<AccelPoolAttributes>(attributes));
@@ -283,6 +312,35 @@ std::string describe_call(AccelOp op, std::span<const HostTensor> inputs, std::s
   return text + ")";
 }
 
+// One operation per element for each op on float values (SELECT and CAST
+// move values) and for each float reduction; 0 for a malformed program.
+double fused_flops(const void* attributes) noexcept {
+  auto* program = static_cast<const AccelFusedElementwiseAttributes*>(attributes);
+  if (program == nullptr || program->struct_size < sizeof(*program) || program->rank < 0 ||
+      program->rank > ACCEL_MAX_RANK || program->num_instructions < 0 ||
+      program->num_instructions > ACCEL_FUSED_MAX_INSTRUCTIONS || program->num_outputs < 0 ||
+      program->num_outputs > ACCEL_FUSED_MAX_OUTPUTS ||
+      (program->num_instructions > 0 && program->instructions == nullptr) ||
+      (program->num_outputs > 0 && program->outputs == nullptr)) {
+    return 0.0;
+  }
+  double elements = 1;
+  for (int32_t axis = 0; axis < program->rank; ++axis) elements *= static_cast<double>(program->shape[axis]);
+  auto is_float_value = [&](int32_t value) {
+    return value >= 0 && value < program->num_instructions && is_float(program->instructions[value].dtype);
+  };
+  double per_element = 0;
+  for (int32_t i = 0; i < program->num_instructions; ++i) {
+    const AccelFusedInstruction& instruction = program->instructions[i];
+    const bool moves = instruction.op == ACCEL_OP_SELECT || instruction.op == ACCEL_OP_CAST;
+    if (instruction.kind == ACCEL_FUSED_OP && !moves && is_float_value(instruction.operands[0])) ++per_element;
+  }
+  for (int32_t j = 0; j < program->num_outputs; ++j) {
+    if (program->outputs[j].reduce_op != 0 && is_float_value(program->outputs[j].value)) ++per_element;
+  }
+  return elements * per_element;
+}
+
 bool is_in_place(AccelOp op) {
   return op == ACCEL_OP_SGD_UPDATE || op == ACCEL_OP_ADAM_UPDATE || op == ACCEL_OP_RMSPROP_UPDATE;
 }
@@ -294,7 +352,7 @@ bool supports(AccelOp op, AccelDType dtype) noexcept {
   switch (op) {
     case ACCEL_OP_LOGICAL_NOT: return dtype == ACCEL_DTYPE_BOOL;
     case ACCEL_OP_EQUAL: case ACCEL_OP_NOT_EQUAL: return is_numeric(dtype) || dtype == ACCEL_DTYPE_BOOL;
-    case ACCEL_OP_CAST: case ACCEL_OP_FILL: return true;
+    case ACCEL_OP_CAST: case ACCEL_OP_FILL: case ACCEL_OP_FUSED_ELEMENTWISE: return true;
     case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL: case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
       return is_float(dtype);
     case ACCEL_OP_ONE_HOT: return is_integer(dtype) || dtype == ACCEL_DTYPE_U8;
@@ -311,7 +369,7 @@ bool supports(AccelOp op, AccelDType dtype) noexcept {
 void execute(AccelOp op, std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
              const void* attributes) {
   try {
-    check_operands(op, inputs, outputs);
+    check_operands(op, inputs, outputs, attributes);
     if (needs_staging(op, principal_dtype(op, inputs, outputs))) {
       F32Staging staging(inputs, outputs);
       run(op, staging.inputs(), staging.outputs(), attributes);
@@ -329,14 +387,15 @@ double flops(AccelOp op, std::span<const HostTensor> inputs, std::span<const Hos
   auto count = [](const HostTensor& tensor) { return static_cast<double>(element_count(tensor)); };
   switch (op) {
     case ACCEL_OP_MATMUL: {
-      if (inputs.size() != 2 || outputs.size() != 1 || inputs[0].rank < 2) return 0.0;
+      if (inputs.size() < 2 || outputs.size() != 1 || inputs[0].rank < 2) return 0.0;
       auto* typed = static_cast<const AccelMatmulAttributes*>(attributes);
-      const bool transpose_a = typed != nullptr && typed->struct_size >= sizeof(*typed) && typed->transpose_a;
+      const bool transpose_a =
+          typed != nullptr && ACCEL_STRUCT_HOLDS(typed, AccelMatmulAttributes, transpose_a) && typed->transpose_a;
       const int64_t k = inputs[0].shape[inputs[0].rank - (transpose_a ? 2 : 1)];
       return 2.0 * count(outputs[0]) * static_cast<double>(k);
     }
     case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT: case ACCEL_OP_CONV2D_BACKWARD_FILTER: {
-      if (inputs.size() != 2 || outputs.size() != 1) return 0.0;
+      if (inputs.size() < 2 || outputs.size() != 1) return 0.0;
       // 2 * (elements of the forward output) * R * S * C.
       const HostTensor& filter = op == ACCEL_OP_CONV2D_BACKWARD_FILTER ? outputs[0] : inputs[1];
       const HostTensor& y = op == ACCEL_OP_CONV2D ? outputs[0]
@@ -344,6 +403,7 @@ double flops(AccelOp op, std::span<const HostTensor> inputs, std::span<const Hos
       if (filter.rank != 4 || filter.shape[3] == 0) return 0.0;
       return 2.0 * count(y) * count(filter) / static_cast<double>(filter.shape[3]);
     }
+    case ACCEL_OP_FUSED_ELEMENTWISE: return fused_flops(attributes);
     default: return 0.0;
   }
 }

@@ -6,6 +6,8 @@
 // against a scalar, or rows against a repeated row (bias add). The innermost
 // loops are plain indexed loops over restrict pointers so the compiler
 // vectorizes them; only loops over kCheapGrain elements or more go to oneTBB.
+#include "broadcast_layout.hpp"
+#include "elementwise_functors.hpp"
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -18,83 +20,20 @@ namespace accel::host_kernels::detail {
 namespace {
 
 constexpr int kMaxOperands = 3;
+using Layout = BroadcastLayout<kMaxOperands>;
 
-// Where each operand's elements lie along the (merged) axes of the output.
-struct BroadcastLayout {
-  int rank = 1;
-  int operands = 0;
-  int64_t shape[ACCEL_MAX_RANK] = {1};
-  int64_t strides[kMaxOperands][ACCEL_MAX_RANK] = {};
-};
-
-BroadcastLayout make_layout(const HostTensor& output,
-                            std::initializer_list<const HostTensor*> operands) {
-  BroadcastLayout layout;
-  layout.operands = static_cast<int>(operands.size());
-  int64_t shape[ACCEL_MAX_RANK];
-  int64_t strides[kMaxOperands][ACCEL_MAX_RANK];
-  const int rank = output.rank;
-  int k = 0;
-  for (const HostTensor* operand : operands) {
-    if (operand->rank > rank) {
-      invalid("cannot broadcast " + describe(*operand) + " to " + describe(output));
-    }
-    const int lead = rank - operand->rank;
-    int64_t contiguous = 1;
-    for (int axis = rank - 1; axis >= 0; --axis) {
-      const int64_t out_dim = output.shape[axis];
-      const int64_t in_dim = axis >= lead ? operand->shape[axis - lead] : 1;
-      if (in_dim == out_dim) {
-        strides[k][axis] = contiguous;
-      } else if (in_dim == 1) {
-        strides[k][axis] = 0;
-      } else {
-        invalid("cannot broadcast " + describe(*operand) + " to " + describe(output));
-      }
-      contiguous *= in_dim;
-    }
-    ++k;
-  }
-  // Drop size-1 axes, then merge an axis into its inner neighbour whenever
-  // every operand steps through both as one contiguous run.
-  int kept = 0;
-  for (int axis = 0; axis < rank; ++axis) {
-    if (output.shape[axis] == 1) continue;
-    shape[kept] = output.shape[axis];
-    for (int o = 0; o < layout.operands; ++o) strides[o][kept] = strides[o][axis];
-    ++kept;
-  }
-  if (kept == 0) return layout;  // one element: rank 1, shape {1}, strides 0
-  layout.rank = 0;
-  for (int axis = 0; axis < kept; ++axis) {
-    if (layout.rank > 0) {
-      const int last = layout.rank - 1;
-      bool mergeable = true;
-      for (int o = 0; o < layout.operands; ++o) {
-        if (layout.strides[o][last] != strides[o][axis] * shape[axis]) mergeable = false;
-      }
-      if (mergeable) {
-        layout.shape[last] *= shape[axis];
-        for (int o = 0; o < layout.operands; ++o) layout.strides[o][last] = strides[o][axis];
-        continue;
-      }
-    }
-    layout.shape[layout.rank] = shape[axis];
-    for (int o = 0; o < layout.operands; ++o) layout.strides[o][layout.rank] = strides[o][axis];
-    ++layout.rank;
-  }
-  return layout;
+Layout make_layout(const HostTensor& output, std::initializer_list<const HostTensor*> operands) {
+  return detail::make_layout<kMaxOperands>(output, std::span<const HostTensor* const>(operands.begin(), operands.size()));
 }
 
 // Calls run(offsets, output_offset, length) for runs along the innermost
 // merged axis, where operand o's run starts at offsets[o] and steps by
 // layout.strides[o][rank - 1] (0 or 1).
 template <typename Run>
-void for_each_run(const BroadcastLayout& layout, int64_t grain, const Run& run) {
+void for_each_run(const Layout& layout, int64_t grain, const Run& run) {
   const int inner_axis = layout.rank - 1;
-  const int64_t inner = layout.shape[inner_axis];
-  int64_t outer = 1;
-  for (int axis = 0; axis < inner_axis; ++axis) outer *= layout.shape[axis];
+  const int64_t inner = layout.inner();
+  const int64_t outer = layout.rows();
   if (outer == 0 || inner == 0) return;
   if (outer == 1) {
     parallel_ranges(inner, grain, [&](int64_t begin, int64_t end) {
@@ -105,142 +44,12 @@ void for_each_run(const BroadcastLayout& layout, int64_t grain, const Run& run) 
     return;
   }
   parallel_ranges(outer, grain_for(inner, grain), [&](int64_t begin, int64_t end) {
-    int64_t index[ACCEL_MAX_RANK];
-    int64_t offsets[kMaxOperands] = {};
-    int64_t remainder = begin;
-    for (int axis = inner_axis - 1; axis >= 0; --axis) {
-      index[axis] = remainder % layout.shape[axis];
-      remainder /= layout.shape[axis];
-      for (int o = 0; o < layout.operands; ++o) offsets[o] += index[axis] * layout.strides[o][axis];
-    }
+    RunCursor<kMaxOperands> cursor(layout, begin);
     for (int64_t row = begin; row < end; ++row) {
-      run(offsets, row * inner, inner);
-      for (int axis = inner_axis - 1; axis >= 0; --axis) {  // odometer step
-        for (int o = 0; o < layout.operands; ++o) offsets[o] += layout.strides[o][axis];
-        if (++index[axis] < layout.shape[axis]) break;
-        for (int o = 0; o < layout.operands; ++o) {
-          offsets[o] -= layout.shape[axis] * layout.strides[o][axis];
-        }
-        index[axis] = 0;
-      }
+      run(cursor.offsets, row * inner, inner);
+      cursor.next_row();
     }
   });
-}
-
-// ------------------------------------------------------------ op functors
-
-template <typename T>
-T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <typename T>
-T wrap_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
-struct Add {
-  template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return wrap_add(a, b); else return a + b;
-  }
-};
-struct Sub {
-  template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return wrap_sub(a, b); else return a - b;
-  }
-};
-struct Mul {
-  template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return wrap_mul(a, b); else return a * b;
-  }
-};
-struct Div {  // integer divisors are checked for zero before the loop
-  template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return b == -1 ? wrap_sub(T{0}, a) : a / b;
-    else return a / b;
-  }
-};
-struct Maximum {  // NaN wins, as in TensorFlow
-  template <typename T> T operator()(T a, T b) const { return (a >= b || a != a) ? a : b; }
-};
-struct Minimum {
-  template <typename T> T operator()(T a, T b) const { return (a <= b || a != a) ? a : b; }
-};
-struct Pow {
-  float operator()(float a, float b) const { return std::pow(a, b); }
-};
-struct Equal { template <typename T> uint8_t operator()(T a, T b) const { return a == b; } };
-struct NotEqual { template <typename T> uint8_t operator()(T a, T b) const { return a != b; } };
-struct Less { template <typename T> uint8_t operator()(T a, T b) const { return a < b; } };
-struct LessEqual { template <typename T> uint8_t operator()(T a, T b) const { return a <= b; } };
-struct Greater { template <typename T> uint8_t operator()(T a, T b) const { return a > b; } };
-struct GreaterEqual { template <typename T> uint8_t operator()(T a, T b) const { return a >= b; } };
-struct ReluBackward {  // (dy, x): the gradient passes where x > 0
-  float operator()(float dy, float x) const { return x > 0.0f ? dy : 0.0f; }
-};
-struct SigmoidBackward {  // (dy, y)
-  float operator()(float dy, float y) const { return dy * y * (1.0f - y); }
-};
-struct TanhBackward {  // (dy, y)
-  float operator()(float dy, float y) const { return dy * (1.0f - y * y); }
-};
-
-struct Neg {
-  template <typename T> T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) return wrap_sub(T{0}, x); else return -x;
-  }
-};
-struct Abs {
-  template <typename T> T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) return x < 0 ? wrap_sub(T{0}, x) : x;
-    else return std::fabs(x);
-  }
-};
-struct Square {
-  template <typename T> T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) return wrap_mul(x, x); else return x * x;
-  }
-};
-struct Relu {  // NaN passes through
-  template <typename T> T operator()(T x) const { return x < T{0} ? T{0} : x; }
-};
-struct Sign {  // 0 and NaN map to themselves
-  template <typename T> T operator()(T x) const { return x > T{0} ? T{1} : (x < T{0} ? T{-1} : x); }
-};
-struct Exp { float operator()(float x) const { return std::exp(x); } };
-struct Log { float operator()(float x) const { return std::log(x); } };
-struct Sqrt { float operator()(float x) const { return std::sqrt(x); } };
-struct Rsqrt { float operator()(float x) const { return 1.0f / std::sqrt(x); } };
-struct Reciprocal { float operator()(float x) const { return 1.0f / x; } };
-struct Sigmoid { float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); } };
-struct Tanh { float operator()(float x) const { return std::tanh(x); } };
-struct LogicalNot { uint8_t operator()(uint8_t x) const { return x == 0; } };
-
-// ------------------------------------------------------------ loops
-
-// One run of a binary op; a_step/b_step are 0 (repeat) or 1 (walk). The four
-// variants exist so each loop body is simple enough to vectorize.
-template <typename T, typename R, typename Op>
-void binary_run(const T* __restrict a, int64_t a_step, const T* __restrict b, int64_t b_step,
-                R* __restrict y, int64_t length, Op op) {
-  if (a_step != 0 && b_step != 0) {
-    for (int64_t i = 0; i < length; ++i) y[i] = op(a[i], b[i]);
-  } else if (a_step != 0) {
-    const T b_value = *b;
-    for (int64_t i = 0; i < length; ++i) y[i] = op(a[i], b_value);
-  } else if (b_step != 0) {
-    const T a_value = *a;
-    for (int64_t i = 0; i < length; ++i) y[i] = op(a_value, b[i]);
-  } else {
-    const R value = op(*a, *b);
-    for (int64_t i = 0; i < length; ++i) y[i] = value;
-  }
 }
 
 template <typename T, typename R, typename Op>
@@ -263,7 +72,7 @@ void run_binary(const HostTensor& a, const HostTensor& b, const HostTensor& y, O
     });
     return;
   }
-  const BroadcastLayout layout = make_layout(y, {&a, &b});
+  const Layout layout = make_layout(y, {&a, &b});
   const int inner = layout.rank - 1;
   for_each_run(layout, grain, [&](const int64_t* offsets, int64_t out_offset, int64_t length) {
     binary_run(a_data + offsets[0], layout.strides[0][inner], b_data + offsets[1],
@@ -364,7 +173,7 @@ void select_typed(const HostTensor& condition, const HostTensor& a, const HostTe
   const T* a_data = data_of<const T>(a);
   const T* b_data = data_of<const T>(b);
   T* y_data = data_of<T>(y);
-  const BroadcastLayout layout = make_layout(y, {&condition, &a, &b});
+  const Layout layout = make_layout(y, {&condition, &a, &b});
   const int inner = layout.rank - 1;
   const int64_t c_step = layout.strides[0][inner], a_step = layout.strides[1][inner],
                 b_step = layout.strides[2][inner];
@@ -383,7 +192,7 @@ template <typename T>
 void broadcast_typed(const HostTensor& x, const HostTensor& y) {
   const T* x_data = data_of<const T>(x);
   T* y_data = data_of<T>(y);
-  const BroadcastLayout layout = make_layout(y, {&x});
+  const Layout layout = make_layout(y, {&x});
   const int64_t step = layout.strides[0][layout.rank - 1];
   for_each_run(layout, kCheapGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t length) {
     if (step != 0) {

@@ -1,10 +1,13 @@
-// MATMUL on oneDNN's dnnl_sgemm (row-major C API).
+// MATMUL on oneDNN's dnnl_sgemm (row-major C API), with its epilogue.
 //
 // Chosen by measurement (bench/cpu/bench_cpu_gemm.cpp, docs/PERFORMANCE.md):
 // on the training shapes dnnl_sgemm beats OpenBLAS, above all on the narrow
 // ones (im2col convolutions, small batches) and with 2 threads. A batch whose
 // right-hand side is shared and whose left side is not transposed is folded
 // into one tall GEMM, which keeps both cores busy on small per-batch matrices.
+// dnnl_sgemm takes no post-ops, so an epilogue runs as one blocked pass over
+// the product right after it (epilogue.cpp), with the plain ops' formulas.
+#include "epilogue.hpp"
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -29,7 +32,7 @@ void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, 
 }  // namespace
 
 void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
-            const AccelMatmulAttributes& attributes) {
+            const AccelMatmulAttributes& attributes, const Epilogue& epilogue) {
   if (a.rank < 2 || b.rank < 2 || y.rank < 2) invalid("matmul operands need rank >= 2");
   const bool transpose_a = attributes.transpose_a != 0, transpose_b = attributes.transpose_b != 0;
   const int64_t m = a.shape[a.rank - (transpose_a ? 1 : 2)];
@@ -58,16 +61,16 @@ void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
   if (batch == 0 || m == 0 || n == 0) return;
   if (k == 0) {
     std::memset(y_data, 0, static_cast<size_t>(batch * m * n) * sizeof(float));
-    return;
-  }
-  limit_openmp_threads_on_this_thread();
-  if (b_step == 0 && !transpose_a) {
+  } else if (b_step == 0 && !transpose_a) {
+    limit_openmp_threads_on_this_thread();
     sgemm(false, transpose_b, batch * m, n, k, a_data, b_data, y_data);
-    return;
+  } else {
+    limit_openmp_threads_on_this_thread();
+    for (int64_t i = 0; i < batch; ++i) {
+      sgemm(transpose_a, transpose_b, m, n, k, a_data + i * a_step, b_data + i * b_step, y_data + i * m * n);
+    }
   }
-  for (int64_t i = 0; i < batch; ++i) {
-    sgemm(transpose_a, transpose_b, m, n, k, a_data + i * a_step, b_data + i * b_step, y_data + i * m * n);
-  }
+  apply_epilogue(epilogue, y);
 }
 
 }  // namespace accel::host_kernels::detail

@@ -4,6 +4,7 @@
 // function below that computes floats sees F32 only.
 #pragma once
 
+#include "epilogue.hpp"
 #include "kernel_support.hpp"
 
 namespace accel::host_kernels::detail {
@@ -39,13 +40,20 @@ void one_hot(const HostTensor& indices, const HostTensor& y,
 // Writes `value` converted to `dtype` into `bytes` (dtype_size bytes).
 void encode_scalar(double value, AccelDType dtype, void* bytes);
 
-// gemm.cpp: MATMUL on oneDNN's sgemm.
+// gemm.cpp: MATMUL on oneDNN's sgemm, then its epilogue. `attributes` may
+// be a struct from before 1.2: only the transposes are read from it.
 void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
-            const AccelMatmulAttributes& attributes);
+            const AccelMatmulAttributes& attributes, const Epilogue& epilogue);
 
-// convolution.cpp: CONV2D and its gradients on oneDNN primitives.
+// convolution.cpp: CONV2D and its gradients on oneDNN primitives, with the
+// epilogue of CONV2D / CONV2D_BACKWARD_INPUT. `attributes` may be a struct
+// from before 1.2: only the geometry is read from it.
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second,
-            const HostTensor& y, const AccelConv2dAttributes& attributes);
+            const HostTensor& y, const AccelConv2dAttributes& attributes, const Epilogue& epilogue);
+
+// fused_elementwise.cpp: FUSED_ELEMENTWISE, its program checked by fused_program.cpp.
+void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
+                       const AccelFusedElementwiseAttributes& program);
 
 // pooling.cpp: max/avg pooling and their gradients.
 void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);

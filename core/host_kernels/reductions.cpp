@@ -7,6 +7,7 @@
 // softmax sums) and column reductions (bias gradients) each have a loop that
 // vectorizes. Other patterns fall back to a serial odometer walk.
 #include "kernels.hpp"
+#include "reducers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,52 +17,6 @@
 
 namespace accel::host_kernels::detail {
 namespace {
-
-template <typename T>
-struct SumReducer {
-  static T identity() { return T{0}; }
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-template <typename T>
-struct MaxReducer {
-  static T identity() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
-  }
-  T operator()(T a, T b) const { return (a >= b || a != a) ? a : b; }
-};
-template <typename T>
-struct MinReducer {
-  static T identity() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::max();
-  }
-  T operator()(T a, T b) const { return (a <= b || a != a) ? a : b; }
-};
-
-// Reduces a contiguous run with independent lane accumulators: the compiler
-// vectorizes the lanes, and float sums lose less precision than one chain.
-template <typename T, typename Reducer>
-T reduce_run(const T* __restrict x, int64_t length, Reducer reducer) {
-  constexpr int kLanes = 16;
-  T lanes[kLanes];
-  for (int lane = 0; lane < kLanes; ++lane) lanes[lane] = Reducer::identity();
-  int64_t i = 0;
-  for (; i + kLanes <= length; i += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) lanes[lane] = reducer(lanes[lane], x[i + lane]);
-  }
-  T result = Reducer::identity();
-  for (int lane = 0; lane < kLanes; ++lane) result = reducer(result, lanes[lane]);
-  for (; i < length; ++i) result = reducer(result, x[i]);
-  return result;
-}
 
 // y[k1, k2] = reduce over r of x[k1, r, k2].
 template <typename T, typename Reducer>

@@ -73,8 +73,16 @@ AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* 
 
 void device_close(AccelDevice* device) noexcept { delete device; }
 
+// Every op of the op set, FUSED_ELEMENTWISE (1.2) included, for the dtypes the
+// host kernels define (docs/op-set.md).
 int32_t supports_op(AccelDevice*, AccelOp op, AccelDType dtype) noexcept {
   return host_kernels::supports(op, dtype) ? 1 : 0;
+}
+
+// Since 1.2: every epilogue of MATMUL, CONV2D and CONV2D_BACKWARD_INPUT.
+int32_t supports_epilogue(AccelDevice*, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                          AccelOp activation) noexcept {
+  return host_kernels::supports_epilogue(op, dtype, epilogue_flags, activation) ? 1 : 0;
 }
 
 AccelStatus* buffer_allocate(AccelDevice*, uint64_t bytes, AccelBuffer** buffer) noexcept {
@@ -142,7 +150,7 @@ constexpr AccelPluginApi kApi = {
     synchronize,
     nullptr,  // memory_info: the core accounts memory
     nullptr,  // get_extension: none
-    nullptr,  // supports_epilogue: none yet
+    supports_epilogue,
 };
 
 }  // namespace

@@ -140,6 +140,49 @@ TEST_F(CpuPlugin, SupportsOpAgreesWithTheKernels) {
   EXPECT_EQ(api_->supports_op(device_, ACCEL_OP_CONCAT, ACCEL_DTYPE_BOOL), 1);
 }
 
+// Plugin API 1.2: the CPU plugin claims FUSED_ELEMENTWISE and every epilogue,
+// and runs a fusion sent through its table.
+TEST_F(CpuPlugin, ClaimsFusionsAndEpiloguesOfApi12) {
+  ASSERT_GE(api_->api_minor, 2u);
+  EXPECT_EQ(api_->supports_op(device_, ACCEL_OP_FUSED_ELEMENTWISE, ACCEL_DTYPE_F32), 1);
+  ASSERT_NE(api_->supports_epilogue, nullptr);
+  EXPECT_EQ(api_->supports_epilogue(device_, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32,
+                                    ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION, ACCEL_OP_SIGMOID), 1);
+  EXPECT_EQ(api_->supports_epilogue(device_, ACCEL_OP_CONV2D_BACKWARD_INPUT, ACCEL_DTYPE_F32,
+                                    ACCEL_EPILOGUE_RELU_MASK, ACCEL_OP_RELU), 1);
+  EXPECT_EQ(api_->supports_epilogue(device_, ACCEL_OP_CONV2D_BACKWARD_FILTER, ACCEL_DTYPE_F32,
+                                    ACCEL_EPILOGUE_BIAS, ACCEL_OP_RELU), 0);
+  EXPECT_EQ(api_->supports_epilogue(device_, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_ACTIVATION,
+                                    ACCEL_OP_EXP), 0);
+
+  // y = relu(x) * 2, written over x (an output may be the same tensor as an input).
+  AccelBuffer* buffer = nullptr;
+  ASSERT_EQ(take(api_->buffer_allocate(device_, 4 * sizeof(float), &buffer)), ACCEL_STATUS_OK);
+  const float values[4] = {-1, 2, -3, 4};
+  ASSERT_EQ(take(api_->copy_host_to_device(device_, values, buffer, 0, sizeof(values))), ACCEL_STATUS_OK);
+  AccelTensor x{sizeof(AccelTensor), ACCEL_DTYPE_F32, 1, {4}, buffer, 0};
+  const AccelFusedInstruction instructions[] = {
+      {ACCEL_FUSED_LOAD, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, {0, 0, 0}, 0.0},
+      {ACCEL_FUSED_OP, ACCEL_OP_RELU, ACCEL_DTYPE_F32, {0, 0, 0}, 0.0},
+      {ACCEL_FUSED_CONSTANT, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, {0, 0, 0}, 2.0},
+      {ACCEL_FUSED_OP, ACCEL_OP_MUL, ACCEL_DTYPE_F32, {1, 2, 0}, 0.0},
+  };
+  const AccelFusedOutput output{3, ACCEL_OP_MATMUL, 0, {}, 0};
+  AccelFusedElementwiseAttributes program{sizeof(program), 1, {4}, 4, instructions, 1, &output};
+  AccelOpCall call{sizeof(AccelOpCall), ACCEL_OP_FUSED_ELEMENTWISE, 1, &x, 1, &x, &program, 90};
+  g_reports.clear();
+  ASSERT_EQ(take(api_->execute(device_, &call)), ACCEL_STATUS_OK);
+  float result[4] = {};
+  ASSERT_EQ(take(api_->copy_device_to_host(device_, buffer, 0, result, sizeof(result))), ACCEL_STATUS_OK);
+  EXPECT_EQ(result[0], 0.0f);
+  EXPECT_EQ(result[1], 4.0f);
+  EXPECT_EQ(result[3], 8.0f);
+  ASSERT_EQ(g_reports.size(), 1u);
+  EXPECT_EQ(g_reports[0].op, ACCEL_OP_FUSED_ELEMENTWISE);
+  EXPECT_EQ(g_reports[0].flops, 8.0);  // RELU and MUL on 4 elements
+  api_->buffer_free(device_, buffer);
+}
+
 TEST_F(CpuPlugin, BadThreadOptionIsInvalidArgument) {
   AccelDeviceOptions options{};
   options.struct_size = sizeof(options);

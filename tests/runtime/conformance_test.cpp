@@ -6,6 +6,12 @@
 //
 // ACCEL_CONFORMANCE_REQUIRE_DEVICE=TYPE makes the run fail unless a device of
 // that type was tested (used by the out-of-tree plugin test).
+//
+// The optional kernels of plugin API 1.2 (FUSED_ELEMENTWISE programs, MATMUL
+// and convolution epilogues) run only on devices that claim them
+// (supports_op / supports_epilogue) and are skipped elsewhere: an unclaimed
+// kernel never reaches a plugin. They are sent through the runtime's op
+// dispatch (runtime/dispatch.hpp), which needs core/ on the include path.
 #include <accel/accel.hpp>
 
 #include <fmt/format.h>
@@ -14,8 +20,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#if __has_include("runtime/dispatch.hpp") && __has_include("runtime/logical_device.hpp")
+#include "runtime/dispatch.hpp"
+#include "runtime/logical_device.hpp"
+#define ACCEL_CONFORMANCE_FUSED_KERNELS 1
+#else
+#define ACCEL_CONFORMANCE_FUSED_KERNELS 0
+#endif
 
 namespace accel {
 namespace {
@@ -43,6 +58,8 @@ struct OpCase {
   Tolerance tolerance = Tolerance::kElementwise;
   // For kAccumulation: the same computation on |inputs|, bounding rounding error.
   OpFunction magnitude;
+  // For optional kernels: whether a device claims them (else the case is skipped).
+  std::function<bool(const Device&)> claimed;
 };
 
 Device reference_device() { return find_device("/CPU:0"); }
@@ -84,6 +101,185 @@ OpFunction unary(Tensor (*function)(const Tensor&)) {
 OpFunction binary(Tensor (*function)(const Tensor&, const Tensor&)) {
   return [function](const std::vector<Tensor>& in) { return std::vector<Tensor>{function(in[0], in[1])}; };
 }
+
+#if ACCEL_CONFORMANCE_FUSED_KERNELS
+// ------------------------------------------------- fusions and epilogues (1.2)
+
+constexpr AccelDType kF32 = ACCEL_DTYPE_F32;
+constexpr AccelDType kBool = ACCEL_DTYPE_BOOL;
+
+AccelFusedInstruction load(int32_t input, AccelDType dtype = kF32) {
+  return {ACCEL_FUSED_LOAD, ACCEL_OP_MATMUL, dtype, {input, 0, 0}, 0.0};
+}
+AccelFusedInstruction constant(double value, AccelDType dtype = kF32) {
+  return {ACCEL_FUSED_CONSTANT, ACCEL_OP_MATMUL, dtype, {0, 0, 0}, value};
+}
+AccelFusedInstruction fused_op(AccelOp op, AccelDType dtype, int32_t a, int32_t b = 0, int32_t c = 0) {
+  return {ACCEL_FUSED_OP, op, dtype, {a, b, c}, 0.0};
+}
+AccelFusedOutput stored(int32_t value) { return {value, static_cast<AccelOp>(0), 0, {}, 0}; }
+AccelFusedOutput reduced(int32_t value, AccelOp reduce_op, std::vector<int32_t> axes, bool keep_dims) {
+  AccelFusedOutput output{value, reduce_op, static_cast<int32_t>(axes.size()), {}, keep_dims ? 1 : 0};
+  for (size_t k = 0; k < axes.size(); ++k) output.axes[k] = axes[k];
+  return output;
+}
+
+struct FusedProgram {
+  Shape shape;
+  std::vector<AccelFusedInstruction> instructions;
+  std::vector<AccelFusedOutput> outputs;
+  std::vector<detail::OutputSpec> specs;  // of the outputs
+};
+
+OpFunction run_fused(FusedProgram program) {
+  auto shared = std::make_shared<FusedProgram>(std::move(program));
+  return [shared](const std::vector<Tensor>& in) {
+    AccelFusedElementwiseAttributes attributes{};
+    attributes.struct_size = sizeof(attributes);
+    attributes.rank = shared->shape.rank();
+    for (int32_t axis = 0; axis < attributes.rank; ++axis) attributes.shape[axis] = shared->shape[axis];
+    attributes.num_instructions = static_cast<int32_t>(shared->instructions.size());
+    attributes.instructions = shared->instructions.data();
+    attributes.num_outputs = static_cast<int32_t>(shared->outputs.size());
+    attributes.outputs = shared->outputs.data();
+    return detail::run_op(ACCEL_OP_FUSED_ELEMENTWISE, in, shared->specs, &attributes);
+  };
+}
+
+std::function<bool(const Device&)> claims_fusion(AccelDType dtype) {
+  return [dtype](const Device& device) { return device.internal()->supports(ACCEL_OP_FUSED_ELEMENTWISE, dtype); };
+}
+
+std::function<bool(const Device&)> claims_epilogue(AccelOp op, int32_t flags, AccelOp activation) {
+  return [=](const Device& device) { return device.internal()->supports_epilogue(op, kF32, flags, activation); };
+}
+
+// MATMUL / CONV2D / CONV2D_BACKWARD_INPUT with an epilogue: inputs are the
+// op's two, then the bias (if any), then the mask (if any).
+OpFunction run_with_epilogue(AccelOp op, const void* attributes_bytes, size_t attributes_size, Shape output) {
+  auto attributes = std::make_shared<std::vector<unsigned char>>(
+      static_cast<const unsigned char*>(attributes_bytes), static_cast<const unsigned char*>(attributes_bytes) + attributes_size);
+  return [=](const std::vector<Tensor>& in) {
+    const detail::OutputSpec spec{output, DType::kFloat32};
+    return detail::run_op(op, in, {&spec, 1}, attributes->data());
+  };
+}
+
+// The unfused epilogue on magnitudes: |op(|first|, |second|)| + |bias|, a
+// bound for the rounding of every step (the activations and the mask do
+// not grow it).
+OpFunction epilogue_magnitude(std::function<Tensor(const Tensor&, const Tensor&)> plain, bool has_bias) {
+  return [=](const std::vector<Tensor>& in) {
+    Tensor y = plain(ops::abs(in[0]), ops::abs(in[1]));
+    if (has_bias) y = ops::add(y, ops::abs(in[2]));
+    return std::vector<Tensor>{y};
+  };
+}
+
+const char* activation_name(AccelOp activation) {
+  return activation == ACCEL_OP_SIGMOID ? "Sigmoid" : activation == ACCEL_OP_TANH ? "Tanh" : "Relu";
+}
+
+void add_fused_cases(std::vector<OpCase>& cases) {
+  // y = sigmoid(x * 2 + bias); dx = relu_backward(dy * y, x), with the bias broadcast.
+  for (const Shape& shape : {shape_of({7}), shape_of({4, 37}), shape_of({3, 5, 129})}) {
+    const Shape bias{shape[shape.rank() - 1]};
+    FusedProgram program{shape,
+                         {load(0), load(1), load(2), constant(2.0), fused_op(ACCEL_OP_MUL, kF32, 0, 3),
+                          fused_op(ACCEL_OP_ADD, kF32, 4, 2), fused_op(ACCEL_OP_SIGMOID, kF32, 5),
+                          fused_op(ACCEL_OP_MUL, kF32, 1, 6), fused_op(ACCEL_OP_RELU_BACKWARD, kF32, 7, 0)},
+                         {stored(6), stored(8)},
+                         {{shape, DType::kFloat32}, {shape, DType::kFloat32}}};
+    cases.push_back({fmt::format("FusedSigmoidChain_{}", fmt::join(shape.dims(), "x")),
+                     {{shape, DType::kFloat32, -3, 3}, {shape}, {bias}}, run_fused(std::move(program)),
+                     Tolerance::kTranscendental, {}, claims_fusion(kF32)});
+  }
+  {  // leaky ReLU by SELECT on a comparison, a cast, the comparison itself
+    const Shape shape = shape_of({6, 33});
+    FusedProgram program{shape,
+                         {load(0), constant(0.0), fused_op(ACCEL_OP_GREATER, kBool, 0, 1), constant(0.5),
+                          fused_op(ACCEL_OP_MUL, kF32, 0, 3), fused_op(ACCEL_OP_SELECT, kF32, 2, 0, 4),
+                          constant(16.0), fused_op(ACCEL_OP_MUL, kF32, 0, 6),
+                          fused_op(ACCEL_OP_CAST, ACCEL_DTYPE_I32, 7)},
+                         {stored(5), stored(8), stored(2)},
+                         {{shape, DType::kFloat32}, {shape, DType::kInt32}, {shape, DType::kBool}}};
+    cases.push_back({"FusedSelectCastCompare", {{shape, DType::kFloat32, -4, 4}}, run_fused(std::move(program)),
+                     Tolerance::kExact, {}, claims_fusion(kF32)});
+  }
+  {  // reductions of a gradient: columns (a bias gradient), rows kept as [N, 1], everything
+    const Shape shape = shape_of({64, 48});
+    FusedProgram program{shape,
+                         {load(0), load(1), fused_op(ACCEL_OP_RELU_BACKWARD, kF32, 1, 0)},
+                         {reduced(2, ACCEL_OP_REDUCE_SUM, {0}, false), reduced(2, ACCEL_OP_REDUCE_MEAN, {1}, true),
+                          reduced(2, ACCEL_OP_REDUCE_MAX, {0, 1}, false), stored(2)},
+                         {{shape_of({48}), DType::kFloat32}, {shape_of({64, 1}), DType::kFloat32},
+                          {shape_of({}), DType::kFloat32}, {shape, DType::kFloat32}}};
+    cases.push_back({"FusedReductions", {{shape}, {shape}}, run_fused(std::move(program)), Tolerance::kAccumulation,
+                     [](const std::vector<Tensor>& in) {
+                       Tensor magnitude = ops::abs(ops::relu_backward(in[1], in[0]));
+                       return std::vector<Tensor>{ops::reduce_sum(magnitude, {0}), ops::reduce_mean(magnitude, {1}, true),
+                                                  ops::reduce_max(magnitude), magnitude};
+                     },
+                     claims_fusion(kF32)});
+  }
+  {  // integers: a quotient, its square, a sum
+    const Shape shape = shape_of({5, 9});
+    const AccelDType i32 = ACCEL_DTYPE_I32;
+    FusedProgram program{shape,
+                         {load(0, i32), load(1, i32), fused_op(ACCEL_OP_DIV, i32, 0, 1),
+                          fused_op(ACCEL_OP_SQUARE, i32, 2), fused_op(ACCEL_OP_MAXIMUM, i32, 3, 0)},
+                         {stored(4), reduced(4, ACCEL_OP_REDUCE_SUM, {1}, false)},
+                         {{shape, DType::kInt32}, {shape_of({5}), DType::kInt32}}};
+    cases.push_back({"FusedInt32", {{shape, DType::kInt32, -50, 50}, {shape_of({9}), DType::kInt32, 1, 9}},
+                     run_fused(std::move(program)), Tolerance::kExact, {}, claims_fusion(ACCEL_DTYPE_I32)});
+  }
+
+  const std::vector<std::pair<int32_t, AccelOp>> epilogues = {
+      {ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION, ACCEL_OP_RELU},
+      {ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION | ACCEL_EPILOGUE_RELU_MASK, ACCEL_OP_SIGMOID},
+      {ACCEL_EPILOGUE_ACTIVATION, ACCEL_OP_TANH},
+      {ACCEL_EPILOGUE_RELU_MASK, ACCEL_OP_RELU}};
+  for (const auto& [flags, activation] : epilogues) {
+    const bool bias = (flags & ACCEL_EPILOGUE_BIAS) != 0, mask = (flags & ACCEL_EPILOGUE_RELU_MASK) != 0;
+    const std::string suffix = fmt::format("{}{}{}", bias ? "Bias" : "",
+                                           (flags & ACCEL_EPILOGUE_ACTIVATION) ? activation_name(activation) : "",
+                                           mask ? "Mask" : "");
+    {
+      const Shape y = shape_of({33, 65});
+      std::vector<InputSpec> inputs{{shape_of({33, 17})}, {shape_of({17, 65})}};
+      if (bias) inputs.push_back({shape_of({65})});
+      if (mask) inputs.push_back({y});
+      const AccelMatmulAttributes attributes{sizeof(AccelMatmulAttributes), 0, 0, flags, activation};
+      cases.push_back({"MatMulEpilogue_" + suffix, inputs,
+                       run_with_epilogue(ACCEL_OP_MATMUL, &attributes, sizeof(attributes), y), Tolerance::kAccumulation,
+                       epilogue_magnitude([](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }, bias),
+                       claims_epilogue(ACCEL_OP_MATMUL, flags, activation)});
+    }
+    {
+      const Shape x = shape_of({2, 7, 6, 3}), filter = shape_of({3, 3, 3, 4}), y = shape_of({2, 5, 4, 4});
+      const ops::Conv2DOptions options{{1, 1}, ops::Padding::kValid, {1, 1}};
+      const AccelConv2dAttributes attributes{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, flags, activation};
+      std::vector<InputSpec> forward{{x}, {filter}};
+      if (bias) forward.push_back({shape_of({4})});
+      if (mask) forward.push_back({y});
+      cases.push_back({"Conv2DEpilogue_" + suffix, forward,
+                       run_with_epilogue(ACCEL_OP_CONV2D, &attributes, sizeof(attributes), y), Tolerance::kAccumulation,
+                       epilogue_magnitude([options](const Tensor& a, const Tensor& b) { return ops::conv2d(a, b, options); }, bias),
+                       claims_epilogue(ACCEL_OP_CONV2D, flags, activation)});
+      std::vector<InputSpec> backward{{y}, {filter}};
+      if (bias) backward.push_back({shape_of({3})});
+      if (mask) backward.push_back({x});
+      cases.push_back({"Conv2DBackpropInputEpilogue_" + suffix, backward,
+                       run_with_epilogue(ACCEL_OP_CONV2D_BACKWARD_INPUT, &attributes, sizeof(attributes), x),
+                       Tolerance::kAccumulation,
+                       epilogue_magnitude([options, x](const Tensor& a, const Tensor& b) {
+                         return ops::conv2d_backward_input(a, b, x, options);
+                       }, bias),
+                       claims_epilogue(ACCEL_OP_CONV2D_BACKWARD_INPUT, flags, activation)});
+    }
+  }
+}
+#endif  // ACCEL_CONFORMANCE_FUSED_KERNELS
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
@@ -317,6 +513,9 @@ std::vector<OpCase> all_cases() {
                    [](const std::vector<Tensor>& in) {
                      ops::rmsprop_update(in[0], in[1], in[2], in[3], in[4], 1e-3, 0.9, 0.0, 1e-2, false);
                      return std::vector<Tensor>{in[0], in[1]}; }, Tolerance::kTranscendental, {}});
+#if ACCEL_CONFORMANCE_FUSED_KERNELS
+  add_fused_cases(cases);
+#endif
   return cases;
 }
 
@@ -373,6 +572,9 @@ TEST_P(ConformanceTest, MatchesTheCpuPlugin) {
     inputs.push_back(make_input(op_case.inputs[index], 1000 + param.case_index * 16 + index));
   }
   Device device = find_device(param.device);
+  if (op_case.claimed && !op_case.claimed(device)) {
+    GTEST_SKIP() << param.device << " does not claim this optional kernel";
+  }
   std::vector<Tensor> expected, actual, bound;
   {
     DeviceScope scope(reference_device());

@@ -26,7 +26,15 @@ struct HostTensor {
 // the data inputs (value inputs of SELECT, params of GATHER, logits of
 // SPARSE_SOFTMAX_CROSS_ENTROPY, the source of CAST, the indices of ONE_HOT),
 // or of the output for ops without inputs (FILL, RANDOM_*).
+// FUSED_ELEMENTWISE: every dtype (its principal dtype is its first input's,
+// or its first output's without inputs); the program's own dtypes are
+// checked when it runs.
 bool supports(AccelOp op, AccelDType dtype) noexcept;
+
+// True when execute() runs `op` (MATMUL, CONV2D, CONV2D_BACKWARD_INPUT) with
+// principal dtype `dtype` and the epilogue `epilogue_flags` (AccelEpilogueFlag
+// bits) / `activation` (accel_plugin.h, since 1.2); flags 0 is the plain op.
+bool supports_epilogue(AccelOp op, AccelDType dtype, int32_t epilogue_flags, AccelOp activation) noexcept;
 
 // Runs one op. The caller has allocated the outputs with their final shapes.
 // Optimizer updates (SGD/ADAM/RMSPROP_UPDATE) write their inputs in place.
