@@ -2,7 +2,8 @@
 // by a test host whose settings each test chooses: the "accel.tpu_sim.v1"
 // extension (per-core totals, reset, all-reduce, system JSON), the
 // cycle-accurate mode against the analytical one, the SCALE-Sim convention,
-// HBM accounting across logical devices, on-chip residency through execute
+// HBM accounting across logical devices, the fused kernels of compiled
+// programs (claimed, run and timed), on-chip residency through execute
 // (tpu_sim.vmem_residency), and bad settings.
 #include <accel/plugin/accel_plugin.h>
 #include <accel/plugin/tpu_sim_extension.h>
@@ -311,6 +312,94 @@ TEST(TpuSimTable, EagerOpsReadFromHbmByDefault) {
   EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, x, y), 2 * tensor_bytes);
   EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, y, z), 2 * tensor_bytes);
   for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
+}
+
+TEST(TpuSimTable, ClaimsFusionsAndTheEpiloguesItTimes) {
+  EmulatedSystem system({});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const AccelPluginApi& api = *system.api();
+  EXPECT_EQ(api.supports_op(device, ACCEL_OP_FUSED_ELEMENTWISE, ACCEL_DTYPE_F32), 1);
+  ASSERT_NE(api.supports_epilogue, nullptr);
+  const int32_t bias_relu = ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION;
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, bias_relu, ACCEL_OP_RELU), 1);
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_CONV2D, ACCEL_DTYPE_F32, bias_relu, ACCEL_OP_TANH), 1);
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_CONV2D_BACKWARD_INPUT, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_RELU_MASK,
+                                  ACCEL_OP_RELU),
+            1);
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_CONV2D_BACKWARD_FILTER, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_BIAS,
+                                  ACCEL_OP_RELU),
+            0);
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_ACTIVATION, ACCEL_OP_EXP), 0);
+  EXPECT_EQ(api.supports_epilogue(device, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, 8, ACCEL_OP_RELU), 0);
+}
+
+TEST(TpuSimTable, RunsAndTimesFusedKernels) {
+  EmulatedSystem system({});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const DeviceTensor x = allocate(system, device, {128, 256}), bias = allocate(system, device, {256}),
+                     y = allocate(system, device, {128, 256});
+  const double x_bytes = 128.0 * 256 * 4, bias_bytes = 256.0 * 4;
+
+  // y = relu(x + bias): one kernel reading x and the bias once.
+  const AccelFusedInstruction instructions[] = {
+      {ACCEL_FUSED_LOAD, ACCEL_OP_NEG, ACCEL_DTYPE_F32, {0, 0, 0}, 0},
+      {ACCEL_FUSED_LOAD, ACCEL_OP_NEG, ACCEL_DTYPE_F32, {1, 0, 0}, 0},
+      {ACCEL_FUSED_OP, ACCEL_OP_ADD, ACCEL_DTYPE_F32, {0, 1, 0}, 0},
+      {ACCEL_FUSED_OP, ACCEL_OP_RELU, ACCEL_DTYPE_F32, {2, 0, 0}, 0},
+  };
+  const AccelFusedOutput output{3, static_cast<AccelOp>(0), 0, {}, 0};
+  AccelFusedElementwiseAttributes program{};
+  program.struct_size = sizeof(program);
+  program.rank = 2;
+  program.shape[0] = 128;
+  program.shape[1] = 256;
+  program.num_instructions = 4;
+  program.instructions = instructions;
+  program.num_outputs = 1;
+  program.outputs = &output;
+  const AccelTensor fusion_inputs[] = {x.tensor, bias.tensor};
+  AccelOpCall call{};
+  call.struct_size = sizeof(call);
+  call.op = ACCEL_OP_FUSED_ELEMENTWISE;
+  call.num_inputs = 2;
+  call.inputs = fusion_inputs;
+  call.num_outputs = 1;
+  call.outputs = &y.tensor;
+  call.attributes = &program;
+  g_reports.clear();
+  ASSERT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
+  ASSERT_EQ(g_reports.size(), 1u);
+  EXPECT_DOUBLE_EQ(g_reports[0].bytes_accessed, 2 * x_bytes + bias_bytes);
+  EXPECT_GT(g_reports[0].cycles, 0u);
+  EXPECT_GT(g_reports[0].flops, 0.0);
+  float value = 0;
+  ASSERT_EQ(take(system.api()->copy_device_to_host(device, y.buffer, 0, &value, 4)), ACCEL_STATUS_OK);
+  EXPECT_EQ(value, 1.0f);  // relu(0.5 + 0.5)
+
+  // out = relu(x . w + bias): the matmul's bytes plus the bias, nothing more.
+  const DeviceTensor w = allocate(system, device, {256, 256}), out = allocate(system, device, {128, 256});
+  AccelMatmulAttributes epilogue{};
+  epilogue.struct_size = sizeof(epilogue);
+  epilogue.epilogue_flags = ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION;
+  epilogue.activation = ACCEL_OP_RELU;
+  const AccelTensor matmul_inputs[] = {x.tensor, w.tensor, bias.tensor};
+  call.op = ACCEL_OP_MATMUL;
+  call.num_inputs = 3;
+  call.inputs = matmul_inputs;
+  call.outputs = &out.tensor;
+  call.attributes = &epilogue;
+  g_reports.clear();
+  ASSERT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
+  const tpu::OpTiming plain = tpu::TimingModel(tpu::load_system({})).estimate_matmul(128, 256, 256, tpu::NumberType::kFp32);
+  ASSERT_EQ(g_reports.size(), 1u);
+  EXPECT_DOUBLE_EQ(g_reports[0].bytes_accessed, static_cast<double>(plain.hbm_bytes) + bias_bytes);
+  ASSERT_EQ(take(system.api()->copy_device_to_host(device, out.buffer, 0, &value, 4)), ACCEL_STATUS_OK);
+  EXPECT_EQ(value, 256 * 0.25f + 0.5f);
+  for (AccelBuffer* buffer : {x.buffer, bias.buffer, y.buffer, w.buffer, out.buffer}) {
+    system.api()->buffer_free(device, buffer);
+  }
 }
 
 TEST(TpuSimTable, BadSettingsFailInitializeNamingThem) {

@@ -2,7 +2,7 @@
 // functions that check arguments, run the work inside sdk::guard (no
 // exception crosses the boundary) and forward to the files that own it:
 // system_settings (which system), tensor_core (the devices), hbm_buffers,
-// op_execution, tpu_sim_extension.
+// op_execution, tpu_sim_extension; fused_work says which epilogues it times.
 #include <accel/plugin/host_kernels.hpp>
 #include <accel/plugin/plugin_sdk.hpp>
 
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "fused_work.hpp"
 #include "tpu_sim_plugin.hpp"
 
 namespace accel::tpu_sim {
@@ -108,8 +109,19 @@ AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* 
 
 void device_close(AccelDevice* device) noexcept { delete device; }
 
+// Every op the host kernels run, FUSED_ELEMENTWISE included: they compute
+// its numbers, op_costing times it.
 int32_t supports_op(AccelDevice*, AccelOp op, AccelDType dtype) noexcept {
   return host_kernels::supports(op, dtype) ? 1 : 0;
+}
+
+// An epilogue the timing model can cost (fused_work) and the host kernels run.
+int32_t supports_epilogue(AccelDevice*, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                          AccelOp activation) noexcept {
+  return epilogue_is_known(op, epilogue_flags, activation) &&
+                 host_kernels::supports_epilogue(op, dtype, epilogue_flags, activation)
+             ? 1
+             : 0;
 }
 
 AccelStatus* buffer_allocate(AccelDevice* device, uint64_t bytes, AccelBuffer** buffer) noexcept {
@@ -182,7 +194,7 @@ constexpr AccelPluginApi kApi = {
     synchronize,
     nullptr,  // memory_info: the core accounts memory per logical device
     get_extension,
-    nullptr,  // supports_epilogue: none yet
+    supports_epilogue,
 };
 
 }  // namespace
