@@ -38,7 +38,7 @@ int32_t Graph::add_node(Node node, const std::vector<std::pair<Shape, DType>>& o
 }
 
 bool Graph::has_side_effects(const Node& node) const {
-  if (node.op == kHostNode) return true;
+  if (node.op == kHostNode || node.op == kAssignNode) return true;
   if (node.op == kReshapeNode || node.op >= ACCEL_OP_COUNT) return false;
   if (detail::op_info(node.op).updated_inputs != 0) return true;
   // A random op with a refresh draws from a stream each run.
@@ -155,6 +155,7 @@ void Graph::verify() const {
 const char* node_name(int32_t op) {
   if (op == kReshapeNode) return "Reshape";
   if (op == kHostNode) return "Host";
+  if (op == kAssignNode) return "Assign";
   return detail::op_info(op).name;
 }
 

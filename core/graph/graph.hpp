@@ -38,6 +38,9 @@ inline constexpr ValueId kNoValue = -1;
 // storage) or a host node.
 inline constexpr int32_t kReshapeNode = ACCEL_OP_COUNT + 1;  // == detail::kReshapeOp
 inline constexpr int32_t kHostNode = ACCEL_OP_COUNT + 2;
+// Tensor::assign (a variable's assign, a moving average): inputs are the
+// destination, then the source; it has no outputs and writes the destination.
+inline constexpr int32_t kAssignNode = ACCEL_OP_COUNT + 3;
 
 enum class ValueKind {
   kParameter,  // the function's argument `parameter_index`
@@ -72,7 +75,7 @@ struct FusedProgram {
 };
 
 struct Node {
-  int32_t op = 0;  // an AccelOp, kReshapeNode or kHostNode
+  int32_t op = 0;  // an AccelOp, kReshapeNode, kHostNode or kAssignNode
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   // The op's Accel*Attributes struct as bytes (empty for none). For a fusion,
@@ -105,8 +108,8 @@ class Graph {
   int32_t add_node(Node node, const std::vector<std::pair<Shape, DType>>& output_types);
 
   // True when the node must run even if nothing reads its outputs: an op that
-  // updates an input in place, a host node, or a random op whose attributes
-  // advance a stream.
+  // updates an input in place, an assignment, a host node, or a random op
+  // whose attributes advance a stream.
   bool has_side_effects(const Node& node) const;
   // The nodes reading each value (indices into `nodes`), recomputed on demand.
   std::vector<std::vector<int32_t>> consumers() const;

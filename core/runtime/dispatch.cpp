@@ -242,6 +242,47 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
   return results;
 }
 
+void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                 const void* attributes) {
+  AccelDType dtype;
+  if (op == ACCEL_OP_SELECT && inputs.size() > 1) {
+    dtype = static_cast<AccelDType>(inputs[1].dtype());
+  } else if (!inputs.empty()) {
+    dtype = static_cast<AccelDType>(inputs[0].dtype());
+  } else {
+    dtype = outputs.empty() ? ACCEL_DTYPE_F32 : static_cast<AccelDType>(outputs[0].dtype());
+  }
+  LogicalDevice* ran_on = device;
+  const OpInfo& info = op_info(op);
+  if (!device->supports(op, dtype)) {
+    std::vector<OutputSpec> specs;
+    specs.reserve(outputs.size());
+    for (const Tensor& output : outputs) specs.push_back({output.shape(), output.dtype()});
+    std::vector<Tensor> results = run_on_cpu_fallback(device, op, dtype, inputs, specs, attributes);
+    for (size_t index = 0; index < outputs.size(); ++index) const_cast<Tensor&>(outputs[index]).assign(results[index]);
+    ran_on = RuntimeState::instance().cpu_device();
+  } else if (std::all_of(inputs.begin(), inputs.end(),
+                         [&](const Tensor& input) { return input.storage()->device == device; })) {
+    execute_on(device, op, inputs, outputs, attributes);
+  } else {
+    std::vector<Tensor> local_inputs;
+    local_inputs.reserve(inputs.size());
+    for (const Tensor& input : inputs) {
+      local_inputs.push_back(input.storage()->device == device ? input : copy_to_device(input, device));
+    }
+    execute_on(device, op, local_inputs, outputs, attributes);
+    for (size_t index = 0; index < inputs.size(); ++index) {
+      if (((info.updated_inputs >> index) & 1u) && inputs[index].storage()->device != device) {
+        const_cast<Tensor&>(inputs[index]).assign(local_inputs[index]);
+      }
+    }
+  }
+  if (log_placement_enabled()) {
+    std::fprintf(stderr, "Executing op %s in device %s\n", info.name, ran_on->name().c_str());
+  }
+  notify_observers(op, inputs, outputs, attributes);
+}
+
 void add_op_observer(OpObserver* observer) { observers.push_back(observer); }
 
 void remove_op_observer(OpObserver* observer) {

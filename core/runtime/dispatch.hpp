@@ -22,6 +22,12 @@ struct OutputSpec {
 std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs,
                            std::span<const OutputSpec> outputs, const void* attributes);
 
+// Runs `op` on `device` into outputs the caller allocated (a compiled step's
+// planned buffers), with run_op's CPU fallback, input copies, placement log
+// and observers.
+void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                 const void* attributes);
+
 // The device an op with these inputs runs on: the innermost DeviceScope, else
 // the first input's device, else the default device.
 LogicalDevice* place_op(std::span<const Tensor> inputs);

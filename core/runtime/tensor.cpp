@@ -127,7 +127,7 @@ void Tensor::assign(const Tensor& source) {
                                            dtype_name(source.dtype_), source.shape_.to_string(),
                                            dtype_name(dtype_), shape_.to_string()));
   }
-  if (detail::TraceHooks* hooks = detail::active_trace_hooks()) hooks->on_assign(*this);
+  if (detail::TraceHooks* hooks = detail::active_trace_hooks()) hooks->on_assign(*this, source);
   if (byte_size() == 0) return;
   // The staging read below is part of this assignment, not a read the tracer should see.
   detail::TraceHooksSuspension assignment_is_reported;

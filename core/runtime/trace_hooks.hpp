@@ -15,7 +15,7 @@ class TraceHooks {
  public:
   virtual ~TraceHooks() = default;
   virtual void on_host_read(const Tensor& tensor) = 0;
-  virtual void on_assign(const Tensor& destination) = 0;
+  virtual void on_assign(const Tensor& destination, const Tensor& source) = 0;
   // `copy` holds the same value as `source`, on another device.
   virtual void on_transfer(const Tensor& source, const Tensor& copy) = 0;
   // Something the graph cannot express happened (creating a variable, ...).

@@ -1,0 +1,71 @@
+// compile_graph: the pass pipeline, the dumps and the statistics.
+#include "graph/compiler.hpp"
+
+#include "graph/graph_dump.hpp"
+#include "graph/passes/passes.hpp"
+#include "runtime/logging.hpp"
+#include "runtime/settings.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+namespace accel::graph {
+namespace {
+
+std::atomic<int64_t> next_dump_index{0};
+
+void dump_if_asked(const Graph& graph, const std::string& name, int64_t index, const char* stage) {
+  const std::optional<std::string> folder = detail::get_setting("dump_graphs");
+  if (!folder || folder->empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(*folder, error);
+  const std::filesystem::path path =
+      std::filesystem::path(*folder) / fmt::format("{:04d}.{}.{}.txt", index, name, stage);
+  std::ofstream out(path);
+  out << graph_to_text(graph, name);
+  if (!out) detail::runtime_log().warn("could not write the graph dump {}", path.string());
+}
+
+}  // namespace
+
+int64_t count_device_ops(const Graph& graph) {
+  int64_t count = 0;
+  for (const Node& node : graph.nodes) count += node.op < ACCEL_OP_COUNT ? 1 : 0;
+  return count;
+}
+
+CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compile) {
+  const int64_t dump_index = next_dump_index.fetch_add(1);
+  dump_if_asked(graph, name, dump_index, "before");
+  FunctionStatistics statistics;
+  statistics.traced_ops = count_device_ops(graph);
+  statistics.dead_ops_removed = eliminate_dead_code(graph);
+  statistics.common_subexpressions_removed = eliminate_common_subexpressions(graph);
+  statistics.constants_folded = fold_constants(graph);
+  if (jit_compile) {
+    const FusionSupport support = FusionSupport::of_devices();
+    const FusionStatistics epilogues = fuse_epilogues(graph, support);
+    const FusionStatistics elementwise = fuse_elementwise(graph, support);
+    statistics.fusions = epilogues.fusions + elementwise.fusions;
+    statistics.ops_fused = epilogues.ops_fused + elementwise.ops_fused;
+    statistics.fusion_bytes_saved = epilogues.bytes_saved + elementwise.bytes_saved;
+  }
+  statistics.dead_ops_removed += eliminate_dead_code(graph);
+  graph.verify();
+  BufferPlan plan = plan_buffers(graph);
+  statistics.compiled_ops = count_device_ops(graph);
+  statistics.in_place_writes = plan.in_place_writes;
+  statistics.eager_peak_bytes = plan.eager_peak_bytes;
+  statistics.planned_peak_bytes = plan.planned_peak_bytes;
+  dump_if_asked(graph, name, dump_index, "after");
+  CompiledGraph compiled;
+  compiled.text = graph_to_text(graph, name, &plan);
+  compiled.statistics = statistics;
+  compiled.executor = std::make_unique<GraphExecutor>(std::move(graph), std::move(plan));
+  return compiled;
+}
+
+}  // namespace accel::graph

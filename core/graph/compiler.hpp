@@ -1,0 +1,28 @@
+// The compiler: a traced Graph in, a GraphExecutor out. Runs the passes in
+// order (dead code, common subexpressions, constant folding, then with
+// jit_compile epilogue and elementwise fusion and dead code again, then
+// buffer planning), dumps the graph before and after when ACCEL_DUMP_GRAPHS
+// names a folder, and counts what each pass did.
+#pragma once
+
+#include "graph/graph_executor.hpp"
+
+#include <accel/function.hpp>
+
+#include <memory>
+#include <string>
+
+namespace accel::graph {
+
+struct CompiledGraph {
+  std::unique_ptr<GraphExecutor> executor;
+  FunctionStatistics statistics;  // the compile figures (traces/replays left to the caller)
+  std::string text;               // the compiled graph, dumped
+};
+
+CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compile);
+
+// Device ops in the graph (no reshapes, assignments or host nodes).
+int64_t count_device_ops(const Graph& graph);
+
+}  // namespace accel::graph

@@ -1,0 +1,81 @@
+// accel::function: tf.function for accel. Wraps a body of tensor code; the
+// first call for each input signature (shapes, dtypes, devices) runs the body
+// while tracing its ops into a graph, compiles the graph (dead code, common
+// subexpressions, constants, fusion, buffer planning) and later calls replay
+// it without running the body.
+//
+//   accel::Function step = accel::function([&](const std::vector<Tensor>& args) {
+//     return std::vector<Tensor>{ops::relu(ops::add(ops::matmul(args[0], w), b))};
+//   });
+//   Tensor y = step({x})[0];   // traces; the next call with x's signature replays
+//
+// Semantics are tf.function's: tensors the body reads without receiving them
+// (variables, constants) are captured by reference; host values it computes
+// are frozen at trace time; a new signature retraces (logged at info level).
+// A body the graph cannot express (it reads a computed tensor on the host,
+// creates a variable) runs eagerly instead, for that signature, with the
+// reason logged once and kept in statistics(). So does any call made while
+// a GradientTape records on the thread, or from inside another trace.
+//
+// jit_compile (XLA's flag): fuse elementwise chains and epilogues into
+// kernels the devices claim (plugin API 1.2). Without it the graph is still
+// pruned, simplified and buffer-planned. ACCEL_DUMP_GRAPHS=DIR writes each
+// graph as text before and after the passes.
+#pragma once
+
+#include <accel/tensor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+struct FunctionOptions {
+  std::string name = "function";
+  bool jit_compile = true;
+};
+
+// What compiling one signature did (the latest signature traced).
+struct FunctionStatistics {
+  int64_t traces = 0;         // signatures traced so far (tf.function's tracing count)
+  int64_t replays = 0;        // calls that ran the compiled graph
+  int64_t eager_calls = 0;    // calls that ran the body eagerly (fallback)
+  std::string eager_reason;   // why the latest signature is not compiled, or ""
+  int64_t traced_ops = 0;     // device ops recorded
+  int64_t compiled_ops = 0;   // device ops after the passes
+  int32_t dead_ops_removed = 0;
+  int32_t common_subexpressions_removed = 0;
+  int32_t constants_folded = 0;
+  int32_t fusions = 0;        // fused kernels (elementwise and epilogues)
+  int32_t ops_fused = 0;      // ops they replaced
+  uint64_t fusion_bytes_saved = 0;  // intermediates no longer written and read back
+  int32_t in_place_writes = 0;
+  uint64_t eager_peak_bytes = 0;    // the step's own tensors, eager vs planned
+  uint64_t planned_peak_bytes = 0;
+};
+
+class Function {
+ public:
+  using Body = std::function<std::vector<Tensor>(const std::vector<Tensor>& arguments)>;
+
+  Function(Body body, FunctionOptions options = {});
+  std::vector<Tensor> operator()(const std::vector<Tensor>& arguments);
+
+  int64_t trace_count() const;
+  FunctionStatistics statistics() const;
+  // The compiled graph of the latest signature as text ("" before a trace).
+  std::string graph_text() const;
+  const FunctionOptions& options() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// accel::function(body) as tf.function(body).
+Function function(Function::Body body, FunctionOptions options = {});
+
+}  // namespace accel
