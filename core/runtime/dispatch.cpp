@@ -47,10 +47,10 @@ thread_local std::vector<OpObserver*> observers;
 
 // The op's principal dtype, which supports_op is asked about (accel_plugin.h):
 // the first input's, the values' for SELECT, the output's for ops without inputs.
-AccelDType principal_dtype(AccelOp op, std::span<const Tensor> inputs, std::span<const OutputSpec> outputs) {
+AccelDType principal_dtype(AccelOp op, std::span<const Tensor> inputs, DType first_output_dtype) {
   if (op == ACCEL_OP_SELECT && inputs.size() > 1) return static_cast<AccelDType>(inputs[1].dtype());
   if (!inputs.empty()) return static_cast<AccelDType>(inputs[0].dtype());
-  return outputs.empty() ? ACCEL_DTYPE_F32 : static_cast<AccelDType>(outputs[0].dtype);
+  return static_cast<AccelDType>(first_output_dtype);
 }
 
 AccelTensor describe(const Tensor& tensor) {
@@ -163,6 +163,38 @@ std::vector<Tensor> run_on_cpu_fallback(LogicalDevice* device, AccelOp op, Accel
   return results;
 }
 
+// Runs an op the device supports, copying inputs that live elsewhere to it
+// and writing back the ones the op updates in place.
+void execute_with_local_inputs(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
+                               std::span<const Tensor> outputs, const void* attributes) {
+  const bool all_local = std::all_of(inputs.begin(), inputs.end(),
+                                     [&](const Tensor& input) { return input.storage()->device == device; });
+  if (all_local) {
+    execute_on(device, op, inputs, outputs, attributes);
+    return;
+  }
+  std::vector<Tensor> local_inputs;
+  local_inputs.reserve(inputs.size());
+  for (const Tensor& input : inputs) {
+    local_inputs.push_back(input.storage()->device == device ? input : copy_to_device(input, device));
+  }
+  execute_on(device, op, local_inputs, outputs, attributes);
+  const OpInfo& info = op_info(op);
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    if (((info.updated_inputs >> index) & 1u) && inputs[index].storage()->device != device) {
+      const_cast<Tensor&>(inputs[index]).assign(local_inputs[index]);
+    }
+  }
+}
+
+void log_placement_and_notify(AccelOp op, LogicalDevice* ran_on, std::span<const Tensor> inputs,
+                              std::span<const Tensor> outputs, const void* attributes) {
+  if (log_placement_enabled()) {
+    std::fprintf(stderr, "Executing op %s in device %s\n", op_info(op).name, ran_on->name().c_str());
+  }
+  notify_observers(op, inputs, outputs, attributes);
+}
+
 }  // namespace
 
 void set_soft_placement(bool enable) { soft_placement.store(enable, std::memory_order_relaxed); }
@@ -208,52 +240,24 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
     }
   }
   LogicalDevice* device = place_op(inputs);
-  AccelDType dtype = principal_dtype(op, inputs, outputs);
+  const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype);
   std::vector<Tensor> results;
   LogicalDevice* ran_on = device;
   if (!device->supports(op, dtype)) {
     results = run_on_cpu_fallback(device, op, dtype, inputs, outputs, attributes);
     ran_on = RuntimeState::instance().cpu_device();
   } else {
-    bool all_local = std::all_of(inputs.begin(), inputs.end(),
-                                 [&](const Tensor& input) { return input.storage()->device == device; });
     results = allocate_outputs(device, outputs);
-    if (all_local) {
-      execute_on(device, op, inputs, results, attributes);
-    } else {
-      std::vector<Tensor> local_inputs;
-      local_inputs.reserve(inputs.size());
-      for (const Tensor& input : inputs) {
-        local_inputs.push_back(input.storage()->device == device ? input : copy_to_device(input, device));
-      }
-      execute_on(device, op, local_inputs, results, attributes);
-      const OpInfo& info = op_info(op);
-      for (size_t index = 0; index < inputs.size(); ++index) {
-        if (((info.updated_inputs >> index) & 1u) && inputs[index].storage()->device != device) {
-          const_cast<Tensor&>(inputs[index]).assign(local_inputs[index]);
-        }
-      }
-    }
+    execute_with_local_inputs(device, op, inputs, results, attributes);
   }
-  if (log_placement_enabled()) {
-    std::fprintf(stderr, "Executing op %s in device %s\n", op_info(op).name, ran_on->name().c_str());
-  }
-  notify_observers(op, inputs, results, attributes);
+  log_placement_and_notify(op, ran_on, inputs, results, attributes);
   return results;
 }
 
 void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                  const void* attributes) {
-  AccelDType dtype;
-  if (op == ACCEL_OP_SELECT && inputs.size() > 1) {
-    dtype = static_cast<AccelDType>(inputs[1].dtype());
-  } else if (!inputs.empty()) {
-    dtype = static_cast<AccelDType>(inputs[0].dtype());
-  } else {
-    dtype = outputs.empty() ? ACCEL_DTYPE_F32 : static_cast<AccelDType>(outputs[0].dtype());
-  }
+  const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype());
   LogicalDevice* ran_on = device;
-  const OpInfo& info = op_info(op);
   if (!device->supports(op, dtype)) {
     std::vector<OutputSpec> specs;
     specs.reserve(outputs.size());
@@ -261,26 +265,10 @@ void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inpu
     std::vector<Tensor> results = run_on_cpu_fallback(device, op, dtype, inputs, specs, attributes);
     for (size_t index = 0; index < outputs.size(); ++index) const_cast<Tensor&>(outputs[index]).assign(results[index]);
     ran_on = RuntimeState::instance().cpu_device();
-  } else if (std::all_of(inputs.begin(), inputs.end(),
-                         [&](const Tensor& input) { return input.storage()->device == device; })) {
-    execute_on(device, op, inputs, outputs, attributes);
   } else {
-    std::vector<Tensor> local_inputs;
-    local_inputs.reserve(inputs.size());
-    for (const Tensor& input : inputs) {
-      local_inputs.push_back(input.storage()->device == device ? input : copy_to_device(input, device));
-    }
-    execute_on(device, op, local_inputs, outputs, attributes);
-    for (size_t index = 0; index < inputs.size(); ++index) {
-      if (((info.updated_inputs >> index) & 1u) && inputs[index].storage()->device != device) {
-        const_cast<Tensor&>(inputs[index]).assign(local_inputs[index]);
-      }
-    }
+    execute_with_local_inputs(device, op, inputs, outputs, attributes);
   }
-  if (log_placement_enabled()) {
-    std::fprintf(stderr, "Executing op %s in device %s\n", info.name, ran_on->name().c_str());
-  }
-  notify_observers(op, inputs, outputs, attributes);
+  log_placement_and_notify(op, ran_on, inputs, outputs, attributes);
 }
 
 void add_op_observer(OpObserver* observer) { observers.push_back(observer); }
