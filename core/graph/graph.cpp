@@ -153,7 +153,6 @@ void Graph::verify() const {
 }
 
 const char* node_name(int32_t op) {
-  if (op == kReshapeNode) return "Reshape";
   if (op == kHostNode) return "Host";
   if (op == kAssignNode) return "Assign";
   return detail::op_info(op).name;

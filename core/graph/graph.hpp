@@ -15,6 +15,8 @@
 // (graph_executor.hpp) runs it. Internal to libaccel's graph layer.
 #pragma once
 
+#include "runtime/op_observer.hpp"
+
 #include <accel/plugin/accel_plugin.h>
 #include <accel/tensor.hpp>
 
@@ -36,7 +38,7 @@ inline constexpr ValueId kNoValue = -1;
 
 // A node that is not a device op: a reshape (its output aliases its input's
 // storage) or a host node.
-inline constexpr int32_t kReshapeNode = ACCEL_OP_COUNT + 1;  // == detail::kReshapeOp
+inline constexpr int32_t kReshapeNode = detail::kReshapeOp;  // what op observers see
 inline constexpr int32_t kHostNode = ACCEL_OP_COUNT + 2;
 // Tensor::assign (a variable's assign, a moving average): inputs are the
 // destination, then the source; it has no outputs and writes the destination.

@@ -111,7 +111,6 @@ std::string graph_to_text(const Graph& graph, const std::string& name, const Buf
     for (size_t i = 0; i < node.inputs.size(); ++i) inputs += fmt::format("{}%{}", i ? ", " : "", node.inputs[i]);
     std::string outputs;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const Value& value = graph.values[static_cast<size_t>(node.outputs[i])];
       std::string placement;
       if (plan != nullptr && static_cast<size_t>(node.outputs[i]) < plan->offsets.size() &&
           plan->offsets[static_cast<size_t>(node.outputs[i])] != BufferPlan::kNotPlanned) {
@@ -119,7 +118,6 @@ std::string graph_to_text(const Graph& graph, const std::string& name, const Buf
       }
       outputs += fmt::format("{}%{}{}", i ? ", " : "", node.outputs[i], placement);
       if (i + 1 == node.outputs.size()) outputs += " = ";
-      (void)value;
     }
     std::string types;
     for (size_t i = 0; i < node.outputs.size(); ++i) {

@@ -100,7 +100,7 @@ void Tracer::add_host_work(std::function<void()> work) {
 void Tracer::on_op_executed(const detail::ExecutedOp& executed) {
   if (failed() || host_state_depth_ > 0) return;
   Node node;
-  node.op = executed.op == detail::kReshapeOp ? kReshapeNode : executed.op;
+  node.op = executed.op;  // a reshape arrives as detail::kReshapeOp, which is kReshapeNode
   for (const Tensor& input : executed.inputs) node.inputs.push_back(value_of(input));
   if (!executed.outputs.empty()) {
     node.device = device_of(executed.outputs.front());
