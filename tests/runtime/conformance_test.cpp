@@ -24,13 +24,8 @@
 #include <string>
 #include <vector>
 
-#if __has_include("runtime/dispatch.hpp") && __has_include("runtime/logical_device.hpp")
 #include "runtime/dispatch.hpp"
 #include "runtime/logical_device.hpp"
-#define ACCEL_CONFORMANCE_FUSED_KERNELS 1
-#else
-#define ACCEL_CONFORMANCE_FUSED_KERNELS 0
-#endif
 
 namespace accel {
 namespace {
@@ -102,7 +97,6 @@ OpFunction binary(Tensor (*function)(const Tensor&, const Tensor&)) {
   return [function](const std::vector<Tensor>& in) { return std::vector<Tensor>{function(in[0], in[1])}; };
 }
 
-#if ACCEL_CONFORMANCE_FUSED_KERNELS
 // ------------------------------------------------- fusions and epilogues (1.2)
 
 constexpr AccelDType kF32 = ACCEL_DTYPE_F32;
@@ -279,7 +273,6 @@ void add_fused_cases(std::vector<OpCase>& cases) {
     }
   }
 }
-#endif  // ACCEL_CONFORMANCE_FUSED_KERNELS
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
@@ -513,9 +506,7 @@ std::vector<OpCase> all_cases() {
                    [](const std::vector<Tensor>& in) {
                      ops::rmsprop_update(in[0], in[1], in[2], in[3], in[4], 1e-3, 0.9, 0.0, 1e-2, false);
                      return std::vector<Tensor>{in[0], in[1]}; }, Tolerance::kTranscendental, {}});
-#if ACCEL_CONFORMANCE_FUSED_KERNELS
   add_fused_cases(cases);
-#endif
   return cases;
 }
 
