@@ -57,6 +57,12 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   loss_ = std::move(resolved_loss);
   distribution_ = distribution;
   steps_per_execution_ = options.steps_per_execution;
+  // A new compile starts new compiled steps, as Keras's make_train_function.
+  jit_compile_ = options.jit_compile;
+  train_function_.reset();
+  test_function_.reset();
+  predict_function_.reset();
+  metric_counts_.clear();
   metric_arguments_ = std::move(metrics);
   metrics_.clear();
   metrics_built_ = false;
@@ -147,6 +153,7 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
     replica_train_step(x, y);
     return {};
   }
+  if (jit_compile_) return compiled_train_step(x, y);
   Tensor y_pred;
   Tensor loss;
   std::vector<Variable> weights;
@@ -176,6 +183,7 @@ Logs Model::test_step(const Tensor& x, const Tensor& y) {
     replica_test_step(x, y);
     return {};
   }
+  if (jit_compile_) return compiled_test_step(x, y);
   const Tensor y_pred = (*this)(x, /*training=*/false);
   update_metrics(y, y_pred, (*loss_)(y, y_pred));
   return metric_results();

@@ -3,6 +3,9 @@
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/ops.hpp>
+#include <accel/plugin/accel_plugin.h>
+
+#include "graph/trace_scopes.hpp"
 
 namespace accel::keras {
 
@@ -40,8 +43,18 @@ Shape Dropout::noise_shape_for(const Shape& input_shape) const {
 Tensor Dropout::call(const Tensor& inputs, bool training) {
   if (!training || rate_ == 0.0) return inputs;
   const Shape noise_shape = noise_shape_for(inputs.shape());
-  const uint64_t stream_offset = next_stream_offset_.fetch_add(static_cast<uint64_t>(noise_shape.element_count()));
-  const Tensor uniform = ops::random_uniform(noise_shape, seed_, 0.0, 1.0, DType::kFloat32, stream_offset);
+  const uint64_t draws = static_cast<uint64_t>(noise_shape.element_count());
+  const uint64_t stream_offset = next_stream_offset_.fetch_add(draws);
+  Tensor uniform;
+  {
+    // A compiled step draws the next numbers of the stream at every replay.
+    graph::RefreshedAttributes next_numbers([this, draws](int32_t op, void* attributes) {
+      if (op == ACCEL_OP_RANDOM_UNIFORM) {
+        static_cast<AccelRandomAttributes*>(attributes)->counter_offset = next_stream_offset_.fetch_add(draws);
+      }
+    });
+    uniform = ops::random_uniform(noise_shape, seed_, 0.0, 1.0, DType::kFloat32, stream_offset);
+  }
   // keep / (1 - rate) is exactly 0 or the scale, so x * it rounds as
   // TensorFlow's (x * scale) * keep does. The mask is not differentiable, so
   // the input's gradient is the same mask.

@@ -10,14 +10,12 @@
 namespace accel::keras {
 namespace {
 
-// Counts the true elements of a boolean tensor, on its device, and reads back the count.
-double count_true(const Tensor& matches) {
-  return static_cast<double>(ops::reduce_sum(ops::cast(matches, DType::kInt64)).item<int64_t>());
-}
+// The number of true elements of a boolean tensor, counted on its device.
+Tensor count_true(const Tensor& matches) { return ops::reduce_sum(ops::cast(matches, DType::kInt64)); }
 
 }  // namespace
 
-void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
+Mean::BatchContribution SparseCategoricalAccuracy::batch_contribution(const Tensor& y_true, const Tensor& y_pred) const {
   // Labels of y_pred's rank carry a trailing axis of 1 that Keras squeezes.
   const Tensor labels = y_true.reshape(Shape{-1});
   const Tensor predicted = ops::argmax(y_pred, -1).reshape(Shape{-1});
@@ -26,24 +24,21 @@ void SparseCategoricalAccuracy::update_state(const Tensor& y_true, const Tensor&
                                y_pred.shape().to_string());
   }
   const Tensor labels_as_int64 = labels.dtype() == DType::kInt64 ? labels : ops::cast(labels, DType::kInt64);
-  total_ += count_true(ops::equal(labels_as_int64, predicted));
-  count_ += static_cast<double>(labels.element_count());
+  return {count_true(ops::equal(labels_as_int64, predicted)), static_cast<double>(labels.element_count())};
 }
 
-void CategoricalAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
+Mean::BatchContribution CategoricalAccuracy::batch_contribution(const Tensor& y_true, const Tensor& y_pred) const {
   const Tensor matches = ops::equal(ops::argmax(y_true, -1), ops::argmax(y_pred, -1));
-  total_ += count_true(matches);
-  count_ += static_cast<double>(matches.element_count());
+  return {count_true(matches), static_cast<double>(matches.element_count())};
 }
 
-void BinaryAccuracy::update_state(const Tensor& y_true, const Tensor& y_pred) {
+Mean::BatchContribution BinaryAccuracy::batch_contribution(const Tensor& y_true, const Tensor& y_pred) const {
   const Tensor predicted = ops::cast(ops::greater(y_pred, detail::constant_like(threshold_, y_pred)), y_pred.dtype());
   const Tensor labels = y_true.dtype() == y_pred.dtype() ? y_true : ops::cast(y_true, y_pred.dtype());
   const Tensor matches = ops::cast(ops::equal(labels.reshape(predicted.shape()), predicted), DType::kFloat32);
   // Keras averages each sample over the last axis, then the samples.
   const Tensor per_sample = matches.rank() == 0 ? matches : ops::reduce_mean(matches, {-1});
-  total_ += detail::scalar_to_double(ops::reduce_sum(per_sample));
-  count_ += static_cast<double>(per_sample.element_count());
+  return {ops::reduce_sum(per_sample), static_cast<double>(per_sample.element_count())};
 }
 
 std::shared_ptr<Metric> get_metric(std::string_view name, const Shape& y_true_shape, const Shape& y_pred_shape) {

@@ -6,10 +6,12 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
+#include <accel/plugin/accel_plugin.h>
 
 #include <cmath>
 
 #include "../utils/constant_like.hpp"
+#include "graph/trace_scopes.hpp"
 
 namespace accel::keras {
 namespace {
@@ -23,6 +25,26 @@ std::string without_output_index(const std::string& name) {
 }
 
 Tensor squared_l2_norm(const Tensor& tensor) { return ops::reduce_sum(ops::square(tensor)); }
+
+// A compiled step replays the update ops with the attributes they were traced
+// with; the rate and Adam's step change every iteration, so they are set again
+// before each replay. The three update ops' attributes all start with the rate.
+void set_rate_and_step(int32_t op, void* attributes, double learning_rate, int64_t iteration) {
+  switch (op) {
+    case ACCEL_OP_SGD_UPDATE:
+      static_cast<AccelSgdAttributes*>(attributes)->learning_rate = learning_rate;
+      break;
+    case ACCEL_OP_ADAM_UPDATE:
+      static_cast<AccelAdamAttributes*>(attributes)->learning_rate = learning_rate;
+      static_cast<AccelAdamAttributes*>(attributes)->step = iteration + 1;
+      break;
+    case ACCEL_OP_RMSPROP_UPDATE:
+      static_cast<AccelRmspropAttributes*>(attributes)->learning_rate = learning_rate;
+      break;
+    default:
+      break;
+  }
+}
 
 }  // namespace
 
@@ -89,15 +111,21 @@ std::vector<Tensor> Optimizer::clip(std::vector<Tensor> gradients) const {
       gradient = ops::div(ops::mul(gradient, bound), ops::maximum(norm, bound));
     }
   }
-  if (clipping_.global_clipnorm) {
-    // tf.clip_by_global_norm: every gradient scaled by c / max(global norm, c).
-    double sum_of_squares = 0.0;
+  if (clipping_.global_clipnorm && !gradients.empty()) {
+    // tf.clip_by_global_norm: every gradient scaled by c / max(global norm, c),
+    // computed by ops on the first gradient's device (no host read, so a
+    // compiled step keeps it in its graph).
+    const Device device = gradients.front().device();
+    Tensor sum_of_squares;
     for (const Tensor& gradient : gradients) {
-      sum_of_squares += detail::scalar_to_double(squared_l2_norm(gradient));
+      const Tensor squares = squared_l2_norm(gradient).to(device);
+      sum_of_squares = sum_of_squares.defined() ? ops::add(sum_of_squares, squares) : squares;
     }
-    const double global_norm = std::sqrt(sum_of_squares);
-    const double scale = *clipping_.global_clipnorm / std::max(global_norm, *clipping_.global_clipnorm);
-    for (Tensor& gradient : gradients) gradient = ops::mul(gradient, constant_like(scale, gradient));
+    const Tensor bound = constant_like(*clipping_.global_clipnorm, sum_of_squares);
+    const Tensor scale = ops::div(bound, ops::maximum(ops::sqrt(sum_of_squares), bound));
+    for (Tensor& gradient : gradients) {
+      gradient = ops::mul(gradient, scale.to(gradient.device()));
+    }
   }
   return gradients;
 }
@@ -160,7 +188,13 @@ void Optimizer::apply_gradients_per_replica(const std::vector<GradientsAndVariab
     replica_gradients.push_back(std::move(gradients));
   }
   create_slots(variables);
-  const int64_t iteration = iterations();
+  // Inside a compiled step the iteration read here is the traced one; the
+  // update ops get the replay's rate and step through the refresh below.
+  int64_t iteration = 0;
+  {
+    graph::HostStateScope reads_host_state;
+    iteration = iterations();
+  }
   const double rate = learning_rate_.at(iteration);
   for (size_t replica = 0; replica < replica_gradients.size(); ++replica) {
     // With one list this is replica 0 (or the thread's own replica), as before.
@@ -172,10 +206,15 @@ void Optimizer::apply_gradients_per_replica(const std::vector<GradientsAndVariab
       // The fused ops run on the variable's device and need the gradient there.
       const Device device = variable.device();
       DeviceScope on_variable_device(device);
-      update_variable(variable, gradients[index].to(device), rate, iteration);
+      const Tensor gradient = gradients[index].to(device);
+      graph::RefreshedAttributes refreshed([this](int32_t op, void* attributes) {
+        const int64_t current = iterations();
+        set_rate_and_step(op, attributes, learning_rate_.at(current), current);
+      });
+      update_variable(variable, gradient, rate, iteration);
     }
   }
-  iterations_.assign(Tensor::scalar<int64_t>(iteration + 1, iterations_.device()));
+  graph::run_host_work([this] { iterations_.assign(Tensor::scalar<int64_t>(iterations() + 1, iterations_.device())); });
 }
 
 }  // namespace accel::keras

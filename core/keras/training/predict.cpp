@@ -31,8 +31,11 @@ Tensor Model::run_predict(detail::BatchSource& source, const PredictOptions& opt
     std::optional<detail::Batch> batch = source.next();
     if (!batch) break;
     callbacks.on_predict_batch_begin(step, {});
-    outputs.push_back(distribution_ != nullptr ? distributed_predict_step(batch->x)
-                                               : (*this)(batch->x, /*training=*/false));
+    if (distribution_ != nullptr) {
+      outputs.push_back(distributed_predict_step(batch->x));
+    } else {
+      outputs.push_back(jit_compile_ ? compiled_predict_step(batch->x) : (*this)(batch->x, /*training=*/false));
+    }
     callbacks.on_predict_batch_end(step, {});
   }
   callbacks.on_predict_end({});

@@ -1,6 +1,8 @@
 // Keras metrics (keras.metrics): stateful accumulators with update_state /
 // result / reset_state. The totals are kept on the host in double; each update
-// reduces its batch on the device and reads back one number.
+// reduces its batch on the device and reads back one number. A Mean splits an
+// update in two, so that a compiled step (compile's jit_compile) computes the
+// device part inside its graph: batch_contribution (ops) and add_batch (host).
 #pragma once
 
 #include <accel/keras/losses.hpp>
@@ -35,10 +37,21 @@ class Mean : public Metric {
  public:
   explicit Mean(std::string name = "mean") : Metric(std::move(name)) {}
   void update_state(double value, double weight = 1.0);
-  // Adds every element of `values` with weight 1 (y_true is ignored).
-  void update_state(const Tensor& y_true, const Tensor& values) override;
+  // add_batch(batch_contribution(y_true, y_pred)).
+  void update_state(const Tensor& y_true, const Tensor& y_pred) final;
   double result() const override { return count_ == 0 ? 0.0 : total_ / count_; }
   void reset_state() override { total_ = count_ = 0.0; }
+
+  // One batch's share of the mean: `sum`, a scalar computed by device ops,
+  // over `count` values (known from the shapes alone). Mean's own: every
+  // element of y_pred with weight 1 (y_true is ignored).
+  struct BatchContribution {
+    Tensor sum;
+    double count = 0.0;
+  };
+  virtual BatchContribution batch_contribution(const Tensor& y_true, const Tensor& y_pred) const;
+  // Reads `sum` back and adds it.
+  void add_batch(const Tensor& sum, double count);
 
  protected:
   double total_ = 0.0;
@@ -51,14 +64,14 @@ class SparseCategoricalAccuracy final : public Mean {
  public:
   explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy")
       : Mean(std::move(name)) {}
-  void update_state(const Tensor& y_true, const Tensor& y_pred) override;
+  BatchContribution batch_contribution(const Tensor& y_true, const Tensor& y_pred) const override;
 };
 
 // Fraction of samples whose argmax(y_pred) equals argmax(y_true) (one-hot labels).
 class CategoricalAccuracy final : public Mean {
  public:
   explicit CategoricalAccuracy(std::string name = "categorical_accuracy") : Mean(std::move(name)) {}
-  void update_state(const Tensor& y_true, const Tensor& y_pred) override;
+  BatchContribution batch_contribution(const Tensor& y_true, const Tensor& y_pred) const override;
 };
 
 // Per sample, the mean over the last axis of (y_pred > threshold) == y_true.
@@ -66,7 +79,7 @@ class BinaryAccuracy final : public Mean {
  public:
   explicit BinaryAccuracy(std::string name = "binary_accuracy", double threshold = 0.5)
       : Mean(std::move(name)), threshold_(threshold) {}
-  void update_state(const Tensor& y_true, const Tensor& y_pred) override;
+  BatchContribution batch_contribution(const Tensor& y_true, const Tensor& y_pred) const override;
 
  private:
   double threshold_;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <accel/data/dataset.hpp>
+#include <accel/function.hpp>
 #include <accel/keras/callbacks/callback.hpp>
 #include <accel/keras/callbacks/history.hpp>
 #include <accel/keras/distributed_training.hpp>
@@ -28,6 +29,7 @@
 #include <accel/keras/metrics.hpp>
 #include <accel/keras/optimizers/optimizer.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -60,6 +62,16 @@ struct CompileOptions {
   // (Keras's steps_per_execution): on_train_batch_begin sees the first batch
   // of an execution and on_train_batch_end its last, with the logs after it.
   int64_t steps_per_execution = 1;
+  // Keras's jit_compile (tf.function with XLA): fit, evaluate and predict run
+  // compiled steps. The built-in train step (the forward pass, the tape's
+  // backward pass, the loss, the metrics' batch sums and the optimizer
+  // update) is traced once per batch signature into one graph, fused,
+  // buffer-planned and replayed (accel::function, accel/function.hpp), and so
+  // are the test and predict steps. A step the graph cannot express runs
+  // eagerly, with the reason in train_function()->statistics(). An overridden
+  // train_step or test_step, and a model of several inputs or outputs, run
+  // eagerly as written.
+  bool jit_compile = false;
 };
 
 struct FitOptions {
@@ -141,6 +153,13 @@ class Model : public Layer {
   // The strategy compile saw (Keras's model.distribute_strategy), or null.
   DistributedTraining* distribute_strategy() const noexcept { return distribution_; }
   int64_t steps_per_execution() const noexcept { return steps_per_execution_; }
+  bool jit_compile() const noexcept { return jit_compile_; }
+  // The compiled steps (Keras's model.train_function, test_function,
+  // predict_function): their traces, replays and what compiling did. Null
+  // until jit_compile made the first such step.
+  const Function* train_function() const noexcept { return train_function_.get(); }
+  const Function* test_function() const noexcept { return test_function_.get(); }
+  const Function* predict_function() const noexcept { return predict_function_.get(); }
 
   History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
   // `dataset` yields (features, labels) batches.
@@ -265,6 +284,19 @@ class Model : public Layer {
   // Builds the model for `x` inside the strategy's scope, if not built yet.
   void build_in_strategy_scope(const Tensor& x);
 
+  // The compiled steps (core/keras/training/compiled_steps.cpp).
+  Logs compiled_train_step(const Tensor& x, const Tensor& y);
+  Logs compiled_test_step(const Tensor& x, const Tensor& y);
+  Tensor compiled_predict_step(const Tensor& x);
+  // What a compiled step needs made before tracing (a trace cannot create
+  // variables): the model's weights and the optimizer's slots.
+  void build_for_compiled_step(const Tensor& x, bool training);
+  // The body of the compiled train / test step: the loss, each metric's
+  // batch contribution, and the predictions when a metric needs them.
+  std::vector<Tensor> step_results(const Tensor& x, const Tensor& y, bool training);
+  // Folds a compiled step's results into the loss and metrics.
+  void update_metrics_from_results(const Tensor& x, const Tensor& y, const std::vector<Tensor>& results);
+
   // The graph of a Functional model; null for a subclassed model (and a
   // Sequential not built yet).
   std::shared_ptr<const detail::FunctionalGraph> graph_;
@@ -286,6 +318,13 @@ class Model : public Layer {
   std::shared_ptr<Loss> loss_;
   DistributedTraining* distribution_ = nullptr;
   int64_t steps_per_execution_ = 1;
+  bool jit_compile_ = false;
+  std::unique_ptr<Function> train_function_;
+  std::unique_ptr<Function> test_function_;
+  std::unique_ptr<Function> predict_function_;
+  // Per batch shapes (x's and y's): the count of values each metric's sum
+  // covers, recorded by the step body (counts follow from shapes alone).
+  std::map<std::string, std::vector<double>> metric_counts_;
   std::vector<MetricArgument> metric_arguments_;
   std::vector<std::shared_ptr<Metric>> metrics_;  // built on the first batch
   bool metrics_built_ = false;
