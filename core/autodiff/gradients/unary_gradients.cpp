@@ -41,8 +41,11 @@ void register_unary_gradients(GradientRegistry& registry) {
   registry.register_gradient(ACCEL_OP_SQUARE, "Square", unary([](const Tensor& x, const Tensor&, const Tensor& dy) {
     return mul(dy, mul(x, scalar_like(2.0, x)));
   }));
-  registry.register_gradient(ACCEL_OP_RELU, "Relu", unary([](const Tensor& x, const Tensor&, const Tensor& dy) {
-    return relu_backward(dy, x);
+  // From the output, as TensorFlow's ReluGrad: y > 0 exactly where x > 0, and
+  // a compiled step can then fuse the ReLU into the MATMUL / CONV2D before it
+  // (nothing else reads the pre-activation).
+  registry.register_gradient(ACCEL_OP_RELU, "Relu", unary([](const Tensor&, const Tensor& y, const Tensor& dy) {
+    return relu_backward(dy, y);
   }));
   registry.register_gradient(ACCEL_OP_SIGMOID, "Sigmoid", unary([](const Tensor&, const Tensor& y, const Tensor& dy) {
     return sigmoid_backward(dy, y);
