@@ -37,11 +37,22 @@ int64_t count_device_ops(const Graph& graph) {
   return count;
 }
 
+uint64_t count_bytes_accessed(const Graph& graph) {
+  uint64_t bytes = 0;
+  for (const Node& node : graph.nodes) {
+    if (node.op >= ACCEL_OP_COUNT) continue;
+    for (ValueId input : node.inputs) bytes += graph.values[static_cast<size_t>(input)].byte_size();
+    for (ValueId output : node.outputs) bytes += graph.values[static_cast<size_t>(output)].byte_size();
+  }
+  return bytes;
+}
+
 CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compile) {
   const int64_t dump_index = next_dump_index.fetch_add(1);
   dump_if_asked(graph, name, dump_index, "before");
   FunctionStatistics statistics;
   statistics.traced_ops = count_device_ops(graph);
+  statistics.traced_bytes_accessed = count_bytes_accessed(graph);
   statistics.dead_ops_removed = eliminate_dead_code(graph);
   statistics.common_subexpressions_removed = eliminate_common_subexpressions(graph);
   statistics.constants_folded = fold_constants(graph);
@@ -57,6 +68,7 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
   graph.verify();
   BufferPlan plan = plan_buffers(graph);
   statistics.compiled_ops = count_device_ops(graph);
+  statistics.compiled_bytes_accessed = count_bytes_accessed(graph);
   statistics.in_place_writes = plan.in_place_writes;
   statistics.eager_peak_bytes = plan.eager_peak_bytes;
   statistics.planned_peak_bytes = plan.planned_peak_bytes;

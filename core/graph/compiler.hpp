@@ -24,5 +24,7 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
 
 // Device ops in the graph (no reshapes, assignments or host nodes).
 int64_t count_device_ops(const Graph& graph);
+// Bytes of the inputs and outputs of its device ops (each op counted once).
+uint64_t count_bytes_accessed(const Graph& graph);
 
 }  // namespace accel::graph

@@ -62,6 +62,7 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   train_function_.reset();
   test_function_.reset();
   predict_function_.reset();
+  replica_train_functions_.clear();
   metric_counts_.clear();
   metric_arguments_ = std::move(metrics);
   metrics_.clear();

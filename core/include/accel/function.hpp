@@ -55,6 +55,11 @@ struct FunctionStatistics {
   int32_t in_place_writes = 0;
   uint64_t eager_peak_bytes = 0;    // the step's own tensors, eager vs planned
   uint64_t planned_peak_bytes = 0;
+  // Bytes the device ops read and write in one call (each op's inputs and
+  // outputs once), as traced and as compiled: the memory traffic a backend
+  // without caches would see, and what fusion removes.
+  uint64_t traced_bytes_accessed = 0;
+  uint64_t compiled_bytes_accessed = 0;
 };
 
 class Function {

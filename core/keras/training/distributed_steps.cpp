@@ -102,12 +102,39 @@ Logs Model::distributed_train_step(const Tensor& x, const Tensor& y) {
   const std::vector<data::Element> parts = strategy.split_batch(data::Element{x, y});
   replica_step_results_.assign(parts.size(), ReplicaStepResult{});
   std::vector<Logs> replica_logs(parts.size());
+  if (jit_compile_ && replica_train_functions_.size() != parts.size()) {
+    // Made here, before the replicas' threads start; each traces on its own.
+    replica_train_functions_.clear();
+    for (size_t replica = 0; replica < parts.size(); ++replica) {
+      replica_train_functions_.push_back(std::make_unique<Function>(
+          [this](const std::vector<Tensor>& arguments) { return replica_forward_backward(arguments[0], arguments[1]); },
+          FunctionOptions{name() + "_replica_" + std::to_string(replica) + "_train_function", /*jit_compile=*/true}));
+    }
+  }
   // Keras's strategy.run(train_step): the virtual step, an override included.
   strategy.run_replicas([&](int replica) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
     replica_logs[static_cast<size_t>(replica)] = train_step(part[0], part[1]);
   });
   return logs_after_replicas(parts, replica_logs, y);
+}
+
+std::vector<Tensor> Model::replica_forward_backward(const Tensor& x, const Tensor& y) {
+  const std::vector<Variable> weights = trainable_weights();
+  GradientTape tape;
+  const Tensor y_pred = (*this)(x, /*training=*/true);
+  const Tensor loss = (*loss_)(y, y_pred);
+  // Keras scales each replica's loss so that the summed gradients are those
+  // of the mean over the replicas.
+  const Tensor scaled = scale_for_replicas(loss, *distribution_);
+  std::vector<Tensor> results{loss, y_pred};
+  for (Tensor& gradient : tape.gradient(scaled, weights)) {
+    // A compiled pass returns a tensor for every weight: a weight the loss
+    // does not reach gets zeros (eager skips it, as Keras does).
+    if (!gradient.defined() && jit_compile_) gradient = ops::zeros(weights[results.size() - 2].shape(), weights[results.size() - 2].dtype());
+    results.push_back(std::move(gradient));
+  }
+  return results;
 }
 
 void Model::replica_train_step(const Tensor& x, const Tensor& y) {
@@ -122,18 +149,15 @@ void Model::replica_train_step(const Tensor& x, const Tensor& y) {
       gradients_and_variables.emplace_back(ops::zeros(weight.shape(), weight.dtype()), weight);
     }
   } else {
-    GradientTape tape;
-    const Tensor y_pred = (*this)(x, /*training=*/true);
-    const Tensor loss = (*loss_)(y, y_pred);
-    // Keras scales each replica's loss so that the summed gradients are those
-    // of the mean over the replicas.
-    const Tensor scaled = scale_for_replicas(loss, *distribution_);
-    const std::vector<Tensor> gradients = tape.gradient(scaled, weights);
+    Function* compiled = jit_compile_ && static_cast<size_t>(replica) < replica_train_functions_.size()
+                             ? replica_train_functions_[static_cast<size_t>(replica)].get()
+                             : nullptr;
+    const std::vector<Tensor> results = compiled != nullptr ? (*compiled)({x, y}) : replica_forward_backward(x, y);
     for (size_t index = 0; index < weights.size(); ++index) {
-      gradients_and_variables.emplace_back(gradients[index], weights[index]);
+      gradients_and_variables.emplace_back(results[2 + index], weights[index]);
     }
-    result.prediction = y_pred;
-    result.loss = loss;
+    result.loss = results[0];
+    result.prediction = results[1];
   }
   optimizer_->apply_gradients(gradients_and_variables);
   result.built_in_step = true;

@@ -70,7 +70,9 @@ struct CompileOptions {
   // are the test and predict steps. A step the graph cannot express runs
   // eagerly, with the reason in train_function()->statistics(). An overridden
   // train_step or test_step, and a model of several inputs or outputs, run
-  // eagerly as written.
+  // eagerly as written. Under a strategy, each replica's forward and backward
+  // pass is compiled (replica_train_function); the cross-replica all-reduce
+  // and the update, and the test and predict steps, run eagerly.
   bool jit_compile = false;
 };
 
@@ -160,6 +162,12 @@ class Model : public Layer {
   const Function* train_function() const noexcept { return train_function_.get(); }
   const Function* test_function() const noexcept { return test_function_.get(); }
   const Function* predict_function() const noexcept { return predict_function_.get(); }
+  // Under a strategy: local replica `replica`'s compiled pass, or null.
+  const Function* replica_train_function(int replica) const noexcept {
+    return replica >= 0 && static_cast<size_t>(replica) < replica_train_functions_.size()
+               ? replica_train_functions_[static_cast<size_t>(replica)].get()
+               : nullptr;
+  }
 
   History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
   // `dataset` yields (features, labels) batches.
@@ -265,6 +273,9 @@ class Model : public Layer {
   // test_step inside a replica); they leave their predictions and losses in
   // replica_step_results_ for distributed_*_step to gather.
   void replica_train_step(const Tensor& x, const Tensor& y);
+  // One replica's forward and backward pass: its loss, its predictions and
+  // the gradients of the replica-scaled loss, one per trainable weight.
+  std::vector<Tensor> replica_forward_backward(const Tensor& x, const Tensor& y);
   void replica_test_step(const Tensor& x, const Tensor& y);
   // After a step on every replica: the global batch's metrics when the
   // built-in step ran there, otherwise the logs replica 0's override returned.
@@ -322,6 +333,10 @@ class Model : public Layer {
   std::unique_ptr<Function> train_function_;
   std::unique_ptr<Function> test_function_;
   std::unique_ptr<Function> predict_function_;
+  // Under a strategy: one compiled forward and backward pass per local
+  // replica (each replica traces on its own thread, devices and copies of
+  // the weights); the all-reduce and the update run as in eager mode.
+  std::vector<std::unique_ptr<Function>> replica_train_functions_;
   // Per batch shapes (x's and y's): the count of values each metric's sum
   // covers, recorded by the step body (counts follow from shapes alone).
   std::map<std::string, std::vector<double>> metric_counts_;
