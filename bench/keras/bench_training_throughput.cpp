@@ -4,7 +4,7 @@
 //
 //   bench_training_throughput [--model cnn|mlp|resnet] [--batch 32] [--steps 50]
 //                             [--windows 7] [--warmup 2] [--samples 60000]
-//                             [--device /CPU:0]
+//                             [--device /CPU:0] [--jit]
 //   bench_training_throughput --memory [--epochs 3] [--steps 0] [--batch 256]
 //   bench_training_throughput --profile [--model cnn] [--batch 32] [--steps 50]
 //   bench_training_throughput --check-device --device /GPU:0
@@ -28,9 +28,14 @@
 // where the kernel allows it) and RSS at each epoch end.
 //
 // --profile: `steps` steps under accel::profiler, per-op wall time summed.
+//
+// --jit: compile(..., {.jit_compile = true}), compiled steps; the RESULT line
+// then also gives the first (tracing) step's time, the compiled graph's op
+// and fusion counts and its bytes moved per sample, against one eager step.
 #include <accel/config.hpp>
 #include <accel/data/fashion_mnist.hpp>
 #include <accel/error.hpp>
+#include <accel/function.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 #include <accel/profiler.hpp>
@@ -40,6 +45,7 @@
 #include <accel/runtime.hpp>
 
 #include "device_availability.hpp"
+#include "fma_peak.hpp"
 
 #include <sys/resource.h>
 
@@ -53,6 +59,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +81,7 @@ struct Args {
   bool memory = false;
   bool profile = false;
   bool check_device = false;
+  bool jit = false;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -98,10 +106,11 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--memory") args.memory = true;
     else if (flag == "--profile") args.profile = true;
     else if (flag == "--check-device") args.check_device = true;
+    else if (flag == "--jit") args.jit = true;
     else {
       std::cerr << "usage: " << argv[0]
                 << " [--model cnn|mlp|resnet] [--batch B] [--steps S] [--windows W] [--warmup E] [--samples N]"
-                   " [--device /CPU:0] [--memory [--epochs E]] [--profile] [--check-device]\n";
+                   " [--device /CPU:0] [--jit] [--memory [--epochs E]] [--profile] [--check-device]\n";
       std::exit(2);
     }
   }
@@ -194,7 +203,7 @@ class ResidualBlock final : public keras::Layer {
 // residual blocks of 32 (stride 1), 64 (stride 2) and 128 (stride 2)
 // filters, global average pooling, Dense(10, softmax). torch_training_throughput.py
 // builds the same three.
-std::unique_ptr<keras::Sequential> make_model(const std::string& kind) {
+std::unique_ptr<keras::Sequential> make_model(const std::string& kind, bool jit) {
   keras::set_random_seed(1);
   std::unique_ptr<keras::Sequential> model;
   if (kind == "resnet") {
@@ -219,8 +228,21 @@ std::unique_ptr<keras::Sequential> make_model(const std::string& kind) {
         std::make_shared<keras::Dense>(10, keras::DenseOptions{.activation = "softmax"})});
     model->build({keras::kUnknownDim, 28, 28});
   }
-  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+  model->compile("adam", "sparse_categorical_crossentropy", {"accuracy"}, {.jit_compile = jit});
   return model;
+}
+
+// The matmul and convolution FLOPs of one training sample (forward, and the
+// backward pass's input and weight gradients; elementwise work not counted),
+// of the two tutorial models; 0 for others.
+double training_flops_per_sample(const std::string& kind) {
+  if (kind == "cnn") {
+    const double convolution = 2.0 * 26 * 26 * 32 * 3 * 3 * 1;  // forward; the weight gradient is as much
+    const double dense = 2.0 * 5408 * 10;                        // forward; each gradient is as much
+    return 2 * convolution + 3 * dense;  // no input gradient for the first layer
+  }
+  if (kind == "mlp") return 2 * (2.0 * 784 * 128) + 3 * (2.0 * 128 * 10);
+  return 0.0;
 }
 
 // Times every epoch; with `memory`, also the allocator peak and RSS per epoch.
@@ -367,9 +389,25 @@ int main(int argc, char** argv) {
   accel::DeviceScope device(args.device);
   const accel::Tensor x =
       args.model == "mlp" ? data.images : data.images.reshape(accel::Shape{-1, 28, 28, 1});
-  std::unique_ptr<keras::Sequential> model = make_model(args.model);
+  std::unique_ptr<keras::Sequential> model = make_model(args.model, args.jit);
 
   if (args.profile) return run_profile(*model, x, data.labels, args);
+
+  // Compiled: the first step traces and compiles; its cost against eager steps.
+  double first_step_seconds = 0.0, eager_step_seconds = 0.0;
+  if (args.jit && !args.memory) {
+    const auto seconds_of = [&](keras::Sequential& trained, int64_t steps) {
+      accel::runtime::synchronize();
+      const auto begin = Clock::now();
+      trained.fit(x, data.labels, {.epochs = 1, .batch_size = args.batch, .verbose = 0, .steps_per_epoch = steps});
+      accel::runtime::synchronize();
+      return std::chrono::duration<double>(Clock::now() - begin).count();
+    };
+    first_step_seconds = seconds_of(*model, 1);
+    std::unique_ptr<keras::Sequential> eager = make_model(args.model, false);
+    seconds_of(*eager, 3);
+    eager_step_seconds = seconds_of(*eager, 10) / 10;
+  }
 
   const int epochs = args.memory ? args.epochs : args.warmup + args.windows;
   auto timer = std::make_shared<EpochTimer>(args.memory, args.device);
@@ -413,10 +451,35 @@ int main(int argc, char** argv) {
   // GPU any such op is a slowdown to look into, so the count is reported.
   const accel::runtime::FallbackStats fallback = accel::runtime::fallback_stats();
   std::printf("\nRESULT framework=accel model=%s batch=%lld samples_per_s=%.1f step_ms=%.3f device=%s "
-              "trainable_params=%lld cpu_fallback_ops=%llu threads=%s omp_wait_policy=%s data=%s final_loss=%.4f\n",
+              "trainable_params=%lld cpu_fallback_ops=%llu threads=%s omp_wait_policy=%s data=%s final_loss=%.4f jit=%d\n",
               args.model.c_str(), static_cast<long long>(args.batch), rate, 1e3 * args.batch / rate, args.device.c_str(),
               static_cast<long long>(trainable_params), static_cast<unsigned long long>(fallback.ops),
               threads ? threads : "default", wait_policy ? wait_policy : "default",
-              data.real ? "fashion_mnist" : "random", timer->losses.back());
+              data.real ? "fashion_mnist" : "random", timer->losses.back(), args.jit ? 1 : 0);
+  if (args.jit) {
+    const accel::FunctionStatistics compiled = model->train_function()->statistics();
+    const int threads_used = threads ? std::atoi(threads) : static_cast<int>(std::thread::hardware_concurrency());
+    const double peak = accel::bench::measure_fma_peak(threads_used);
+    const double flops = training_flops_per_sample(args.model);
+    std::printf("compiled step: %lld ops traced -> %lld compiled (%d fusions of %d ops), eager fallback: %s; "
+                "bytes accessed per sample %.0f traced -> %.0f compiled; peak step memory %.2f MiB eager -> %.2f MiB "
+                "planned\n",
+                static_cast<long long>(compiled.traced_ops), static_cast<long long>(compiled.compiled_ops),
+                compiled.fusions, compiled.ops_fused, compiled.eager_reason.empty() ? "none" : compiled.eager_reason.c_str(),
+                static_cast<double>(compiled.traced_bytes_accessed) / static_cast<double>(args.batch),
+                static_cast<double>(compiled.compiled_bytes_accessed) / static_cast<double>(args.batch),
+                compiled.eager_peak_bytes / 1048576.0, compiled.planned_peak_bytes / 1048576.0);
+    std::printf("first (tracing) step %.2f ms = %.1f eager steps of %.3f ms\n", 1e3 * first_step_seconds,
+                first_step_seconds / eager_step_seconds, 1e3 * eager_step_seconds);
+    std::printf("RESULT compiled model=%s batch=%lld jit=1 traced_ops=%lld compiled_ops=%lld fusions=%d "
+                "bytes_per_sample=%.0f traced_bytes_per_sample=%.0f flops_per_sample=%.0f fma_peak_gflops=%.1f "
+                "fma_isa=%s fraction_of_peak=%.4f first_step_in_eager_steps=%.2f\n",
+                args.model.c_str(), static_cast<long long>(args.batch), static_cast<long long>(compiled.traced_ops),
+                static_cast<long long>(compiled.compiled_ops), compiled.fusions,
+                static_cast<double>(compiled.compiled_bytes_accessed) / static_cast<double>(args.batch),
+                static_cast<double>(compiled.traced_bytes_accessed) / static_cast<double>(args.batch), flops, peak / 1e9,
+                accel::bench::fma_peak_isa(), peak > 0 ? rate * flops / peak : 0.0,
+                first_step_seconds / eager_step_seconds);
+  }
   return 0;
 }
