@@ -30,7 +30,9 @@ __attribute__((target("avx512f"))) inline double run_avx512(float* sink) {
   }
   __m512 sum = chains[0];
   for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, chains[c]);
-  *sink += _mm512_reduce_add_ps(sum);
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  for (float lane : lanes) *sink += lane;
   return 2.0 * 16 * kChains * static_cast<double>(kIterations);
 }
 
@@ -70,7 +72,8 @@ inline double measure_fma_peak(int threads, double seconds = 0.3) {
     workers.emplace_back([&, t] {
       float local = 0.0f;
       double best = 0.0;
-      const Clock::time_point end = Clock::now() + std::chrono::duration<double>(seconds);
+      const Clock::time_point end =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
       while (Clock::now() < end) {
         const Clock::time_point start = Clock::now();
         const double flops = avx512 ? fma_peak_detail::run_avx512(&local) : fma_peak_detail::run_avx2(&local);
