@@ -438,6 +438,10 @@ class RunReader {
       fail_at(fields.at("validation_split").where, "'training.validation_split' is 1 or more", "a fraction below 1");
     }
     if (fields.contains("seed")) training.seed = fields.at("seed").as_int();
+    const std::string& jit_compile = fields.at("jit_compile").as_text();
+    training.jit_compile = jit_compile == "true"    ? JitCompile::kOn
+                           : jit_compile == "false" ? JitCompile::kOff
+                                                    : JitCompile::kAuto;
     out_.training = std::move(training);
   }
 

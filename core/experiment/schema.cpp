@@ -398,7 +398,13 @@ std::vector<Field> run_fields() {
        optional("validation_split", number(0, 1), "0", "Fraction of the examples held out for validation (below 1).", "0.1"),
        optional("callbacks", list(callback_spec()), "[]", "Keras callbacks.", "[{early_stopping: {patience: 2}}]"),
        optional("seed", integer(0, 4294967295.0), "none", "Seeds weights, shuffling and dropout for repeatable runs.",
-                "42")});
+                "42"),
+       optional("jit_compile", choice({"true", "false", "auto"}), "auto",
+                "Keras's jit_compile. true: fit, evaluate and predict run as traced, fused graphs "
+                "(docs/compiled-steps.md); false: eagerly, op by op (for debugging). auto: compiled on the emulated "
+                "TPU (TensorFlow always compiles for TPUs) and on the CPU and GPU, where compiled steps are never "
+                "slower than eager by design; today auto means compiled everywhere.",
+                "false")});
   const auto output = mapping(
       {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
                 "results/quickstart"),

@@ -65,7 +65,7 @@ TEST(ShippedConfigs, EveryOneValidates) {
 
 TEST(CompareRuns, QuickstartRunsOnCpuTpuAndSkipsTheAbsentGpu) {
   const Experiment experiment = load_experiment(source_path("configs/quickstart.yaml"), offline_options());
-  EXPECT_EQ(run_names(experiment), (std::vector<std::string>{"cpu", "tpu_v4", "gpu"}));
+  EXPECT_EQ(run_names(experiment), (std::vector<std::string>{"cpu", "tpu_v4", "tpu_v4_eager", "gpu"}));
   EXPECT_FALSE(run_named(experiment, "cpu").skipped_reason);
   EXPECT_FALSE(run_named(experiment, "tpu_v4").skipped_reason);
   ASSERT_TRUE(run_named(experiment, "gpu").skipped_reason);
@@ -79,6 +79,55 @@ TEST(CompareRuns, QuickstartRunsOnCpuTpuAndSkipsTheAbsentGpu) {
   EXPECT_FALSE(run_named(experiment, "cpu").tpu);
   ASSERT_TRUE(run_named(experiment, "tpu_v4").tpu);
   EXPECT_TRUE(run_named(experiment, "tpu_v4").tpu->preset_path.ends_with("configs/tpu/tpu_v4.yaml"));
+  // The same TPU compiled (auto) and eager, for the report's HBM comparison;
+  // the compare entry's training: {jit_compile: false} keeps the base's other training keys.
+  EXPECT_EQ(run_named(experiment, "tpu_v4").training->jit_compile, JitCompile::kAuto);
+  EXPECT_EQ(run_named(experiment, "tpu_v4_eager").training->jit_compile, JitCompile::kOff);
+  EXPECT_EQ(run_named(experiment, "tpu_v4_eager").training->optimizer.name, "adam");
+  EXPECT_EQ(run_named(experiment, "tpu_v4_eager").device, run_named(experiment, "tpu_v4").device);
+}
+
+TEST(Training, JitCompileIsTrueFalseOrAutoAndAutoByDefault) {
+  EXPECT_EQ(load_experiment_text(kMinimal, "inline.yaml", offline_options()).runs[0].training->jit_compile,
+            JitCompile::kAuto);
+  const std::pair<const char*, JitCompile> cases[] = {
+      {"true", JitCompile::kOn}, {"false", JitCompile::kOff}, {"auto", JitCompile::kAuto}};
+  for (const auto& [text, expected] : cases) {
+    LoadOptions options = offline_options();
+    options.overrides = {std::string("training.jit_compile=") + text};
+    EXPECT_EQ(load_experiment_text(kMinimal, "inline.yaml", options).runs[0].training->jit_compile, expected) << text;
+  }
+}
+
+TEST(Training, JitCompileRejectsOtherValuesAtTheirPlace) {
+  const std::string yaml = R"(name: jit
+model:
+  layers:
+    - flatten: {input_shape: [28, 28]}
+    - dense: {units: 10}
+data: {source: fashion_mnist}
+training:
+  optimizer: adam
+  loss: sparse_categorical_crossentropy
+  jit_compile: xla
+)";
+  const ExperimentError error = error_of(yaml);
+  EXPECT_EQ(error.where().file, "inline.yaml");
+  EXPECT_EQ(error.where().line, 10);
+  EXPECT_EQ(error.where().column, 16);
+  EXPECT_NE(std::string(error.what()).find("inline.yaml:10:16: 'training.jit_compile' is 'xla'"), std::string::npos)
+      << error.what();
+  EXPECT_EQ(error.expected(), "one of 'true', 'false' or 'auto'");
+  // In a compare entry, and through --set.
+  const ExperimentError in_compare =
+      error_of(std::string(kMinimal) + "compare:\n  - name: eager\n    training: {jit_compile: 0}\n");
+  EXPECT_EQ(in_compare.where().line, 10);
+  EXPECT_EQ(in_compare.where().column, 29);
+  LoadOptions options = offline_options();
+  options.overrides = {"training.jit_compile=eager"};
+  const ExperimentError in_override = error_of(kMinimal, options);
+  EXPECT_EQ(in_override.where().file, "override 'training.jit_compile=eager'");
+  EXPECT_EQ(in_override.where().column, 22);
 }
 
 TEST(CompareRuns, MergeMappingsKeyByKeyAndSameKerasObjectArguments) {

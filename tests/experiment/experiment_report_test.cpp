@@ -28,7 +28,9 @@ namespace accel::experiment {
 namespace {
 
 TEST(ResultsJson, RoundTripKeepsEveryFigure) {
-  const ExperimentResults results = two_runs(50);
+  ExperimentResults results = two_runs(50);
+  results.runs.push_back(eager_twin(results.runs[1], "tpu_v4_eager", 3.0));
+  results.runs[0].compiled_step->eager_reason = "reads a computed tensor on the host";
   const std::string text = results_to_json_text(results);
   const ExperimentResults back = results_from_json_text(text);
   EXPECT_EQ(results_to_json_text(back), text);
@@ -36,6 +38,51 @@ TEST(ResultsJson, RoundTripKeepsEveryFigure) {
   EXPECT_EQ(document["runs"][1]["headline"]["step_time"]["clock"], "simulated");
   EXPECT_EQ(document["runs"][1]["headline"]["step_time"]["unit"], "s");
   EXPECT_EQ(document["runs"][2]["status"], "skipped");
+  EXPECT_TRUE(document["runs"][2]["compiled_step"].is_null());
+  const nlohmann::json& compiled = document["runs"][1]["compiled_step"];
+  EXPECT_EQ(compiled["setting"], "auto");
+  EXPECT_EQ(compiled["jit_compile"], true);
+  EXPECT_EQ(compiled["fusions"], 8);
+  EXPECT_EQ(compiled["planned_peak_bytes"], 15712012);
+  EXPECT_EQ(document["runs"][3]["compiled_step"]["jit_compile"], false);
+  EXPECT_EQ(back.runs[0].compiled_step->eager_reason, "reads a computed tensor on the host");
+  // The emulator's HBM traffic per training step: the profiled steps' op bytes / profiled steps.
+  EXPECT_DOUBLE_EQ(document["runs"][1]["headline"]["hbm_traffic_per_step"]["value"].get<double>(), (2e7 + 1.2e7) / 20);
+  EXPECT_EQ(document["runs"][1]["headline"]["hbm_traffic_per_step"]["unit"], "bytes");
+  EXPECT_TRUE(document["runs"][0]["headline"]["hbm_traffic_per_step"]["value"].is_null());
+}
+
+// The report says how each train step ran: the compiled graph in a few
+// figures, an eager run as eager, a compiled run that fell back with the
+// reason, and the HBM traffic per step of the emulated TPU compiled and eager
+// side by side with their ratio.
+TEST(ReportMarkdown, CompiledStepsShowTheGraphTheFallbackAndTheHbmRatio) {
+  ExperimentResults results = two_runs(20);
+  results.runs.push_back(eager_twin(results.runs[1], "tpu_v4_eager", 2.5));
+  results.runs[0].compiled_step->eager_reason = "reads a computed tensor on the host";
+  const std::string markdown = report_markdown(results);
+  EXPECT_NE(markdown.find("## Compiled steps"), std::string::npos);
+  EXPECT_NE(markdown.find("- train step (jit_compile: auto): compiled, 50 ops -> 33 (21 fused into 8 kernels, 15.1 MB "
+                          "intermediates saved); peak step memory 15.7 MB planned vs 17.1 MB eager; 1 trace, 19 replays"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| tpu_v4 | auto | compiled | 50 -> 33 | 21 -> 8 | 15.1 MB | 15.7 MB planned vs 17.1 MB eager | "
+                          "1.6 MB |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| tpu_v4_eager | false | eager | — | — | — | — | 4 MB |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| cpu | auto | **eager fallback**: reads a computed tensor on the host |"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("- HBM traffic per training step: `tpu_v4_eager` (eager) 4 MB vs `tpu_v4` (compiled) 1.6 MB: "
+                          "eager / compiled = 2.5x"),
+            std::string::npos)
+      << markdown;
+  results.runs[1].compiled_step->per_replica = true;
+  EXPECT_NE(report_markdown(results).find("| tpu_v4 | auto | compiled per replica (forward and backward; "),
+            std::string::npos);
+  // Only runs that ran compiled are a ratio's denominator.
+  results.runs[1].compiled_step->eager_reason = "creates a variable";
+  EXPECT_EQ(report_markdown(results).find("eager / compiled ="), std::string::npos);
 }
 
 // A run whose weights went NaN (or whose loss overflowed) still gets its

@@ -1,7 +1,7 @@
 // End to end: `accel run configs/quickstart.yaml` on the CPU and the TPU
-// emulator (the GPU run is skipped with its reason when there is no GPU),
-// then every file of the results directory against results.json, `accel
-// report` regeneration, `accel compare`, validation errors, --require,
+// emulator, compiled and eager (the GPU run is skipped with its reason when
+// there is no GPU), then every file of the results directory against
+// results.json, `accel report` regeneration, `accel compare`, validation errors, --require,
 // Ctrl-C leaving a valid partial report, and the HTML report rendered by
 // headless Chromium (skipped with the reason when `chromium` is absent).
 // Label "slow": a few small training runs.
@@ -79,8 +79,8 @@ TEST_F(QuickstartRun, ResultsHoldEveryRunsFiguresWithUnits) {
   const json document = results();
   EXPECT_EQ(document["format"], "accel-experiment-results");
   EXPECT_TRUE(document["units"].contains("wall_seconds"));
-  ASSERT_EQ(document["runs"].size(), 3u);
-  for (const char* name : {"cpu", "tpu_v4"}) {
+  ASSERT_EQ(document["runs"].size(), 4u);
+  for (const char* name : {"cpu", "tpu_v4", "tpu_v4_eager"}) {
     const json& run = run_named(document, name);
     EXPECT_EQ(run["status"], "completed") << run["reason"];
     EXPECT_EQ(run["steps"].size(), 6u);
@@ -99,6 +99,19 @@ TEST_F(QuickstartRun, ResultsHoldEveryRunsFiguresWithUnits) {
   EXPECT_EQ(run_named(document, "tpu_v4")["headline"]["time_source"], "simulated");
   EXPECT_TRUE(run_named(document, "tpu_v4")["emulator"]["simulated_seconds"].is_number());
   EXPECT_DOUBLE_EQ(run_named(document, "cpu")["headline"]["ratio_to_first"]["value"].get<double>(), 1.0);
+  // training.jit_compile: auto compiles the CPU and TPU runs; tpu_v4_eager writes false.
+  for (const char* name : {"cpu", "tpu_v4"}) {
+    const json& step = run_named(document, name)["compiled_step"];
+    EXPECT_EQ(step["setting"], "auto") << name;
+    EXPECT_EQ(step["jit_compile"], true) << name;
+    EXPECT_EQ(step["eager_reason"], "") << name;
+    EXPECT_EQ(step["traces"], 1) << name;
+    EXPECT_EQ(step["replays"], 5) << name;
+  }
+  EXPECT_EQ(run_named(document, "tpu_v4_eager")["compiled_step"]["jit_compile"], false);
+  for (const char* name : {"tpu_v4", "tpu_v4_eager"}) {
+    EXPECT_GT(run_named(document, name)["headline"]["hbm_traffic_per_step"]["value"].get<double>(), 0) << name;
+  }
   const json& gpu = run_named(document, "gpu");
   if (!have_gpu()) {
     EXPECT_EQ(gpu["status"], "skipped");
@@ -117,6 +130,7 @@ TEST_F(QuickstartRun, MetricsCsvHasARowPerStepAndEpoch) {
   while (std::getline(csv, line)) rows[line.substr(0, line.find(',', line.find(',') + 1))]++;
   EXPECT_EQ(rows["cpu,step"], 6);
   EXPECT_EQ(rows["tpu_v4,step"], 6);
+  EXPECT_EQ(rows["tpu_v4_eager,step"], 6);
   EXPECT_EQ(rows["cpu,epoch"], 1);
   EXPECT_EQ(rows["tpu_v4,epoch"], 1);
 }
@@ -141,6 +155,8 @@ TEST_F(QuickstartRun, ReportsHoldTheHeadlineNumbersOfResultsJson) {
   const std::string markdown = read_text(directory_ / "report.md");
   const std::string html = read_text(directory_ / "report.html");
   EXPECT_NE(markdown.find("| run | device | clock | time / step"), std::string::npos);
+  EXPECT_NE(markdown.find("## Compiled steps"), std::string::npos);
+  EXPECT_NE(markdown.find("- HBM traffic per training step: `tpu_v4_eager` (eager) "), std::string::npos) << markdown;
   EXPECT_NE(html.find("id=\"headline\""), std::string::npos);
   for (const HeadlineRow& row : headline_rows(results)) {
     if (!row.step_seconds) continue;
@@ -218,7 +234,8 @@ TEST(ExperimentRun, RequireTurnsASkippedRunIntoAFailure) {
   if (have_gpu()) GTEST_SKIP() << "a GPU is present: the gpu run is not skipped";
   const fs::path out = scratch_dir("require");
   const CommandResult result = run_shell(kAccel + " run " + kQuickstart + " --out " + out.string() +
-                                         " --require --set compare.cpu.device=/GPU:0 --set compare.tpu_v4.device=/GPU:0");
+                                         " --require --set compare.cpu.device=/GPU:0 --set compare.tpu_v4.device=/GPU:0" +
+                                         " --set compare.tpu_v4_eager.device=/GPU:0");
   EXPECT_EQ(result.code, 1) << result.output;
   EXPECT_NE(result.output.find("--require"), std::string::npos) << result.output;
   EXPECT_TRUE(fs::exists(out / "report.md"));

@@ -86,6 +86,15 @@ compare:
   // Same model, same global batches: the same training up to fp32 summation order.
   EXPECT_NEAR(run_named(document, "two_cpus")["steps"][7]["logs"]["loss"].get<double>(),
               run_named(document, "one_cpu")["steps"][7]["logs"]["loss"].get<double>(), 1e-4);
+  // jit_compile (auto) reaches strategy runs: each replica's pass is compiled.
+  EXPECT_EQ(run_named(document, "one_cpu")["compiled_step"]["per_replica"], false);
+  for (const char* name : {"two_cpus", "v4_8"}) {
+    const json& step = run_named(document, name)["compiled_step"];
+    EXPECT_EQ(step["jit_compile"], true) << name;
+    EXPECT_EQ(step["per_replica"], true) << name;
+    EXPECT_EQ(step["eager_reason"], "") << name;
+    EXPECT_EQ(step["traces"], 1) << name;
+  }
 
   const json& tpu = run_named(document, "v4_8");
   EXPECT_EQ(tpu["distribution"]["strategy"], "TPUStrategy");

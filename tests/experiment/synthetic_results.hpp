@@ -1,5 +1,6 @@
 // Synthetic experiment results for the report tests and the report benchmark:
-// a CPU run and an emulated TPU run of `steps` steps each, and a skipped GPU run.
+// a CPU run and an emulated TPU run of `steps` steps each (compiled steps),
+// and a skipped GPU run.
 #pragma once
 
 #include <accel/experiment/run_results.hpp>
@@ -35,6 +36,20 @@ inline RunResult training_run(const std::string& name, int64_t steps, bool emula
              {"AddV2", "elementwise", run.device, time_source, 80, 0.001, 1e6, 1.2e7, emulated ? 1e5 : 0, 0}};
   run.peak = {run.device, emulated ? 1.376e14 : 5e10, emulated ? 1.2e12 : 2.5e10, "test figures"};
   if (emulated) run.emulator = EmulatorTotals{100, 300000, 0.0003 * static_cast<double>(steps), 1.05e9, 1000000, 10, 0.4};
+  // Compiled with jit_compile: auto, one trace and the other steps replayed.
+  run.compiled_step = CompiledStepResult{.setting = "auto", .jit_compile = true, .eager_reason = "", .traces = 1,
+                                         .replays = steps - 1, .eager_calls = 0, .traced_ops = 50, .compiled_ops = 33,
+                                         .fusions = 8, .ops_fused = 21, .fusion_bytes_saved = 15093312,
+                                         .eager_peak_bytes = 17102508, .planned_peak_bytes = 15712012};
+  return run;
+}
+
+// `run` as it runs with training.jit_compile: false; on the emulator its ops
+// move `hbm_factor` times the bytes.
+inline RunResult eager_twin(RunResult run, const std::string& name, double hbm_factor) {
+  run.name = name;
+  run.compiled_step = CompiledStepResult{.setting = "false", .jit_compile = false};
+  for (OpSummary& op : run.ops) op.bytes *= hbm_factor;
   return run;
 }
 

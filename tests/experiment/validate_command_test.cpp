@@ -34,7 +34,7 @@ using accel::experiment::testing::source_path;
 TEST(ValidateCommand, ValidFilePrintsItsRuns) {
   const Result result = run_cli("validate " + source_path("configs/quickstart.yaml"));
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("OK (3 runs: cpu, tpu_v4, gpu)"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("OK (4 runs: cpu, tpu_v4, tpu_v4_eager, gpu)"), std::string::npos) << result.output;
 }
 
 TEST(ValidateCommand, MalformedFilesExitTwoWithOneLine) {

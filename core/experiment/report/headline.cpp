@@ -1,5 +1,7 @@
 #include <accel/experiment/headline.hpp>
 
+#include "report_figures.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -83,6 +85,7 @@ std::vector<HeadlineRow> headline_rows(const ExperimentResults& results) {
     } else if (!run.steps.empty() && run.steps.back().logs.count("loss")) {
       row.final_loss = run.steps.back().logs.at("loss");
     }
+    row.hbm_bytes_per_step = hbm_bytes_per_step(run);
     if (row.step_seconds) {
       if (!first_step_seconds) first_step_seconds = row.step_seconds;
       row.ratio_to_first = *row.step_seconds / *first_step_seconds;

@@ -38,4 +38,16 @@ std::vector<EmulatorOpRow> emulator_op_rows(const RunResult& run) {
   return rows;
 }
 
+std::optional<double> hbm_bytes_per_step(const RunResult& run) {
+  if (!run.emulator) return std::nullopt;
+  const std::vector<EmulatorOpRow> rows = emulator_op_rows(run);
+  if (!rows.empty()) {
+    double bytes = 0;
+    for (const EmulatorOpRow& row : rows) bytes += row.hbm_bytes_per_step;
+    return bytes;
+  }
+  if (run.steps.empty()) return std::nullopt;
+  return static_cast<double>(run.emulator->hbm_bytes) / static_cast<double>(run.steps.size());
+}
+
 }  // namespace accel::experiment

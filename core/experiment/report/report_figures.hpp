@@ -7,6 +7,7 @@
 #include <accel/experiment/run_results.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct EmulatorOpRow {
 };
 // The ops the emulator timed (simulated time source), by simulated time, largest first.
 std::vector<EmulatorOpRow> emulator_op_rows(const RunResult& run);
+
+// Emulator runs: HBM bytes read and written per training step. From the
+// profiled steps' per-op rows (steps after the first, which for a compiled
+// run is the eager trace: the figure is the replayed graph's), else the
+// emulator's totals / steps run; nullopt without the emulator.
+std::optional<double> hbm_bytes_per_step(const RunResult& run);
 
 // The run's device as the profiler names its ops: "/TPU:0".
 bool op_ran_on_run_device(const RunResult& run, const OpSummary& op);

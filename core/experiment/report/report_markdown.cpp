@@ -1,6 +1,7 @@
 #include <accel/experiment/headline.hpp>
 #include <accel/experiment/report_markdown.hpp>
 
+#include "compiled_step_report.hpp"
 #include "report_figures.hpp"
 
 #include <fmt/format.h>
@@ -16,11 +17,11 @@ std::string percent(double fraction) { return fmt::format("{:.2f} %", fraction *
 std::string ratio(double value) { return fmt::format("{:.3g}x", value); }
 std::string rate(double value) { return format_number(value); }
 
-std::string headline_table(const ExperimentResults& results) {
+std::string headline_table(const std::vector<HeadlineRow>& headline) {
   std::string text =
       "| run | device | clock | time / step | time / epoch | throughput (examples/s) | final accuracy | ratio to first run "
       "| measured wall / step |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const HeadlineRow& row : headline_rows(results)) {
+  for (const HeadlineRow& row : headline) {
     if (row.status == RunStatus::kSkipped || row.status == RunStatus::kNotRun ||
         (row.status == RunStatus::kFailed && !row.step_seconds)) {
       text += fmt::format("| {} | {} | — | {} | | | | | |\n", row.run, row.device,
@@ -96,6 +97,7 @@ std::string run_details(const RunResult& run) {
                       run.epochs.size(), run.epochs_planned, run.steps.size());
   text += fmt::format("- measured wall: whole run {}, fit {}, evaluate {} ({} examples)\n", format_seconds(run.total_wall_seconds),
                       format_seconds(run.fit_wall_seconds), format_seconds(run.evaluation_wall_seconds), run.evaluation_examples);
+  text += compiled_step_line(run);
   for (const auto& [name, value] : run.evaluation) text += fmt::format("- test {}: {}\n", name, format_number(value));
   if (run.emulator) {
     const EmulatorTotals& totals = *run.emulator;
@@ -143,13 +145,15 @@ std::string report_markdown(const ExperimentResults& results) {
     for (const std::string& override_text : results.overrides) text += " `--set " + override_text + "`";
     text += "\n\n";
   }
-  text += "## Headline\n\n" + headline_table(results) +
+  const std::vector<HeadlineRow> headline = headline_rows(results);
+  text += "## Headline\n\n" + headline_table(headline) +
           "\n*clock*: which clock the run's step, epoch and throughput figures come from — `simulated` is the TPU "
           "emulator's timeline (cycles / clock), `measured wall` is the host's clock around each step. *time / step* "
           "is the median over the steps after the first (wall) or the simulated training time / steps; *time / epoch* "
           "is the training time / epochs; *ratio to first run* divides a run's time per step by the first run's; "
           "*measured wall / step* is always the host's clock (for the emulator: how long emulating took). For an op "
           "benchmark run, *time / step* is the time per op of its largest size.\n\n";
+  text += compiled_steps_section(results, headline);
   bool any_skipped = false;
   for (const RunResult& run : results.runs) {
     if (run.status != RunStatus::kSkipped && run.status != RunStatus::kFailed && run.status != RunStatus::kNotRun) continue;

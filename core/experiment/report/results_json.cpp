@@ -36,7 +36,11 @@ ordered_json units_table() {
           {"ratio_to_first", "step time / the first run's step time"},
           {"all_reduce_seconds", "s (simulated: the gradient all-reduce over the emulated interconnect)"},
           {"all_reduce_bytes_per_step", "bytes"},
-          {"size", "the op's problem size as written (N, or [M, N, K] for matmul)"}};
+          {"size", "the op's problem size as written (N, or [M, N, K] for matmul)"},
+          {"fusion_bytes_saved", "bytes per training step"},
+          {"eager_peak_bytes", "bytes"},
+          {"planned_peak_bytes", "bytes"},
+          {"hbm_traffic_per_step", "bytes per training step (emulator)"}};
 }
 
 // JSON has no NaN or infinity, and nlohmann writes them as null, which then
@@ -113,7 +117,44 @@ ordered_json headline_json(const HeadlineRow& row) {
           {"measured_step_time", figure(row.measured_step_seconds, "s", kMeasuredWall)},
           {"final_accuracy", figure(row.final_accuracy, "fraction", row.accuracy_source)},
           {"final_loss", figure(row.final_loss, "loss", "")},
-          {"ratio_to_first", figure(row.ratio_to_first, "x", row.time_source)}};
+          {"ratio_to_first", figure(row.ratio_to_first, "x", row.time_source)},
+          {"hbm_traffic_per_step", figure(row.hbm_bytes_per_step, "bytes", row.hbm_bytes_per_step ? kSimulated : "")}};
+}
+
+ordered_json compiled_step_json(const CompiledStepResult& step) {
+  return {{"setting", step.setting},
+          {"jit_compile", step.jit_compile},
+          {"per_replica", step.per_replica},
+          {"eager_reason", step.eager_reason},
+          {"traces", step.traces},
+          {"replays", step.replays},
+          {"eager_calls", step.eager_calls},
+          {"traced_ops", step.traced_ops},
+          {"compiled_ops", step.compiled_ops},
+          {"fusions", step.fusions},
+          {"ops_fused", step.ops_fused},
+          {"fusion_bytes_saved", step.fusion_bytes_saved},
+          {"eager_peak_bytes", step.eager_peak_bytes},
+          {"planned_peak_bytes", step.planned_peak_bytes}};
+}
+
+CompiledStepResult compiled_step_from_json(const json& entry) {
+  CompiledStepResult step;
+  step.setting = entry.value("setting", "");
+  step.jit_compile = entry.value("jit_compile", false);
+  step.per_replica = entry.value("per_replica", false);
+  step.eager_reason = entry.value("eager_reason", "");
+  step.traces = entry.value("traces", int64_t{0});
+  step.replays = entry.value("replays", int64_t{0});
+  step.eager_calls = entry.value("eager_calls", int64_t{0});
+  step.traced_ops = entry.value("traced_ops", int64_t{0});
+  step.compiled_ops = entry.value("compiled_ops", int64_t{0});
+  step.fusions = entry.value("fusions", int64_t{0});
+  step.ops_fused = entry.value("ops_fused", int64_t{0});
+  step.fusion_bytes_saved = entry.value("fusion_bytes_saved", int64_t{0});
+  step.eager_peak_bytes = entry.value("eager_peak_bytes", int64_t{0});
+  step.planned_peak_bytes = entry.value("planned_peak_bytes", int64_t{0});
+  return step;
 }
 
 ordered_json run_json(const RunResult& run) {
@@ -166,6 +207,7 @@ ordered_json run_json(const RunResult& run) {
       {"emulator", nullptr},
       {"tpu_system", nullptr},
       {"distribution", nullptr},
+      {"compiled_step", run.compiled_step ? compiled_step_json(*run.compiled_step) : ordered_json(nullptr)},
       {"benchmark", ordered_json::array()},
       {"epochs", std::move(epochs)},
       {"ops", std::move(ops)},
@@ -252,6 +294,9 @@ RunResult run_from_json(const json& entry) {
     result.cross_device_ops = distribution.value("cross_device_ops", "");
     result.all_reduce_seconds_per_step = optional_number(distribution, "all_reduce_seconds_per_step");
     result.all_reduce_bytes_per_step = optional_number(distribution, "all_reduce_bytes_per_step");
+  }
+  if (entry.contains("compiled_step") && entry["compiled_step"].is_object()) {
+    run.compiled_step = compiled_step_from_json(entry["compiled_step"]);
   }
   for (const json& point : entry.value("benchmark", json::array())) {
     BenchmarkPoint& result = run.benchmark.emplace_back();

@@ -7,6 +7,7 @@
 
 #include "backend_peak.hpp"
 #include "callback_factory.hpp"
+#include "compiled_step.hpp"
 #include "device_setup.hpp"
 #include "emulator_totals.hpp"
 #include "model_factory.hpp"
@@ -148,7 +149,11 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     std::optional<distribute::StrategyScope> in_scope;
     if (strategy) in_scope.emplace(*strategy);
     model = make_sequential(*run.model, input_shape);
-    model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics));
+    // A strategy run passes jit_compile too: the model compiles what it can
+    // of a strategy's step by itself, and the results say what that was
+    // (compiled_step.hpp).
+    model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics),
+                   keras::CompileOptions{.jit_compile = resolve_jit_compile(training.jit_compile, result.device_type)});
   }
 
   result.batch_size = batch_size(*run.data);
@@ -185,6 +190,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   if (recorder_options.emulator_core >= 0) result.emulator = read_emulator_totals(recorder_options.emulator_core);
 
   result.steps = recorder->steps();
+  result.compiled_step = read_compiled_step(*model, training.jit_compile, static_cast<int64_t>(result.steps.size()));
   result.epochs = recorder->epochs();
   result.profiled_first_step = recorder_options.first_profiled_step;
   result.profiled_steps = recorder->profiled_steps_done();

@@ -77,6 +77,10 @@ struct DataConfig {
   std::optional<std::int64_t> classes;      // label values 0..classes-1, when known
 };
 
+// training.jit_compile: Keras's compile(jit_compile=...) as written, or auto
+// (the runner chooses per device: compiled_step.hpp).
+enum class JitCompile { kAuto, kOn, kOff };
+
 struct TrainingConfig {
   KerasObject optimizer;
   KerasObject loss;
@@ -86,6 +90,7 @@ struct TrainingConfig {
   double validation_split = 0;
   std::vector<KerasObject> callbacks;
   std::optional<std::int64_t> seed;
+  JitCompile jit_compile = JitCompile::kAuto;
 };
 
 struct ModelConfig {

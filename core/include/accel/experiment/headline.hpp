@@ -27,6 +27,7 @@ struct HeadlineRow {
   std::string accuracy_source;            // "test" or "train (last epoch)"
   std::optional<double> final_loss;
   std::optional<double> ratio_to_first;   // step_seconds / the first completed run's
+  std::optional<double> hbm_bytes_per_step;  // emulator runs: HBM traffic of one training step
 };
 
 std::vector<HeadlineRow> headline_rows(const ExperimentResults& results);

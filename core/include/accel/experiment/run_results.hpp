@@ -1,6 +1,6 @@
 // What running an experiment produced, as plain data: per run its steps,
 // epochs, evaluation, op summaries of the profiled steps, the backend's
-// peaks, and the emulator's totals. results.json is this structure
+// peaks, the emulator's totals, and what compiling its train step did. results.json is this structure
 // (results_json.hpp); every report is generated from it, so `accel report`
 // regenerates the same files from results.json alone.
 //
@@ -105,6 +105,36 @@ struct BenchmarkPoint {
   double wall_seconds = 0;        // median per op, host wall (synchronized)
 };
 
+// How fit's train step ran: compiled (training.jit_compile, Keras's
+// model.train_function) or eagerly op by op, and what compiling it did.
+// The figures below jit_compile are the compiled function's statistics after
+// fit (accel/function.hpp: the latest batch signature traced); they stay 0
+// for an eager run.
+struct CompiledStepResult {
+  std::string setting;       // training.jit_compile as written: "true", "false" or "auto"
+  bool jit_compile = false;  // what the model was compiled with (auto resolved)
+  // Under a strategy only each replica's forward and backward pass is
+  // compiled (the all-reduce and the update run eagerly): the figures are
+  // the first replica's pass (model.replica_train_function(0)).
+  bool per_replica = false;
+  // Compiled but run eagerly: why (the trace's reason, or no compiled step
+  // made); "" when the step replayed.
+  std::string eager_reason;
+  int64_t traces = 0;         // batch signatures traced
+  int64_t replays = 0;        // steps that ran the compiled graph
+  int64_t eager_calls = 0;    // steps that ran the body eagerly (fallback)
+  int64_t traced_ops = 0;     // device ops the trace recorded
+  int64_t compiled_ops = 0;   // device ops after the passes (a fusion counts once)
+  int64_t fusions = 0;        // fused kernels (elementwise chains and epilogues)
+  int64_t ops_fused = 0;      // ops they replaced
+  int64_t fusion_bytes_saved = 0;   // intermediates no longer written and read back, per step
+  int64_t eager_peak_bytes = 0;     // the step's own tensors at their peak: as eager dispatch holds them
+  int64_t planned_peak_bytes = 0;   // and as buffer planning places them
+
+  // Compiled, and the steps replayed the graph (no eager fallback).
+  bool ran_compiled() const { return jit_compile && eager_reason.empty() && replays > 0; }
+};
+
 struct RunResult {
   std::string name;
   std::string description;
@@ -135,6 +165,7 @@ struct RunResult {
   std::string tpu_system_json;  // the emulated system, or ""
   std::optional<DistributionResult> distribution;  // runs with a strategy
   std::vector<BenchmarkPoint> benchmark;           // op benchmark runs
+  std::optional<CompiledStepResult> compiled_step; // model runs
 };
 
 struct ExperimentResults {

@@ -1,0 +1,139 @@
+// End to end: training.jit_compile in `accel run`. A compiled run records
+// what compiling its train step did (one trace, the other steps replayed, no
+// eager fallback, fusions made); on the emulated TPU the quickstart's CNN
+// moves less HBM traffic per training step compiled than eager, and the
+// report shows both with their ratio. Synthetic 28x28 images, so it runs
+// without Fashion-MNIST: the emulator's traffic depends on shapes, not values.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace accel::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::read_text;
+using testing::run_shell;
+using testing::scratch_dir;
+
+const std::string kAccel = ACCEL_CLI_PATH;
+
+const json& run_named(const json& document, const std::string& name) {
+  for (const json& run : document["runs"]) {
+    if (run["name"] == name) return run;
+  }
+  throw std::runtime_error("no run " + name);
+}
+
+// configs/quickstart.yaml's model and training, 4 steps of batch 32; `compare` is appended.
+fs::path quickstart_like(const fs::path& folder, const std::string& compare) {
+  fs::create_directories(folder);
+  const fs::path file = folder / "compiled.yaml";
+  std::ofstream(file) << R"(name: compiled
+model:
+  layers:
+    - conv2d: {filters: 32, kernel_size: [3, 3], activation: relu, input_shape: [28, 28, 1]}
+    - max_pooling2d: {pool_size: [2, 2]}
+    - conv2d: {filters: 64, kernel_size: [3, 3], activation: relu}
+    - max_pooling2d: {pool_size: [2, 2]}
+    - flatten
+    - dense: {units: 64, activation: relu}
+    - dense: {units: 10}
+data: {source: synthetic, shape: [28, 28, 1], classes: 10, samples: 256, batch: 32}
+training:
+  optimizer: {adam: {learning_rate: 0.001}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  metrics: [accuracy]
+  epochs: 1
+  steps_per_epoch: 4
+  seed: 42
+output: {trace: false}
+compare:
+)" << compare;
+  return file;
+}
+
+TEST(CompiledSteps, ACompiledRunRecordsWhatCompilingItsStepDid) {
+  const fs::path out = scratch_dir("compiled_cpu");
+  const fs::path file = quickstart_like(out.string() + "_files", R"(
+  - name: compiled
+    device: /CPU:0
+    training: {jit_compile: true}
+  - name: eager
+    device: /CPU:0
+    training: {jit_compile: false}
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& compiled = run_named(document, "compiled");
+  ASSERT_EQ(compiled["status"], "completed") << compiled["reason"];
+  const json& step = compiled["compiled_step"];
+  EXPECT_EQ(step["setting"], "true");
+  EXPECT_EQ(step["jit_compile"], true);
+  EXPECT_EQ(step["eager_reason"], "");
+  EXPECT_EQ(step["traces"], 1);
+  EXPECT_EQ(step["replays"], 3);  // every step after the trace
+  EXPECT_EQ(step["eager_calls"], 0);
+  EXPECT_GT(step["fusions"].get<int64_t>(), 0);
+  EXPECT_GT(step["ops_fused"].get<int64_t>(), step["fusions"].get<int64_t>());
+  EXPECT_LT(step["compiled_ops"].get<int64_t>(), step["traced_ops"].get<int64_t>());
+  EXPECT_GT(step["fusion_bytes_saved"].get<int64_t>(), 0);
+  EXPECT_GT(step["planned_peak_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(step["planned_peak_bytes"].get<int64_t>(), step["eager_peak_bytes"].get<int64_t>());
+  const json& eager = run_named(document, "eager");
+  ASSERT_EQ(eager["status"], "completed") << eager["reason"];
+  EXPECT_EQ(eager["compiled_step"]["setting"], "false");
+  EXPECT_EQ(eager["compiled_step"]["jit_compile"], false);
+  EXPECT_EQ(eager["compiled_step"]["traces"], 0);
+  const std::string markdown = read_text(out / "report.md");
+  EXPECT_NE(markdown.find("- train step (jit_compile: true): compiled, "), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("- train step (jit_compile: false): eager"), std::string::npos) << markdown;
+}
+
+// The quickstart's CNN on the emulated TPU v4, eager vs compiled: fusion and
+// on-chip residency keep intermediates out of HBM. At batch 32 the emulator
+// gives 61.2 MB vs 20.6 MB per step (2.97x); what remains compiled is mostly
+// MaxPoolGrad (reads the unpooled activations, writes their gradient), the
+// convolutions' reads, Adam's update and the fused elementwise kernels. At
+// batch 64 (the quickstart) the ratio is 2.44x, at 128 1.79x: the activations
+// outgrow the half of VMEM that keeps them. The bound asserted is below the
+// measured ratio, and the emulator's figures are deterministic.
+TEST(CompiledSteps, OnTheEmulatedTpuCompiledStepsMoveLessHbmTrafficThanEager) {
+  const fs::path out = scratch_dir("compiled_tpu");
+  const fs::path file = quickstart_like(out.string() + "_files", R"(
+  - name: tpu_v4
+    device: /TPU:0
+  - name: tpu_v4_eager
+    device: /TPU:0
+    training: {jit_compile: false}
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& compiled = run_named(document, "tpu_v4");
+  const json& eager = run_named(document, "tpu_v4_eager");
+  ASSERT_EQ(compiled["status"], "completed") << compiled["reason"];
+  ASSERT_EQ(eager["status"], "completed") << eager["reason"];
+  EXPECT_EQ(compiled["compiled_step"]["setting"], "auto");
+  EXPECT_EQ(compiled["compiled_step"]["jit_compile"], true);  // auto compiles on the TPU
+  EXPECT_EQ(compiled["compiled_step"]["eager_reason"], "");
+  EXPECT_GT(compiled["compiled_step"]["fusions"].get<int64_t>(), 0);
+  const double compiled_bytes = compiled["headline"]["hbm_traffic_per_step"]["value"].get<double>();
+  const double eager_bytes = eager["headline"]["hbm_traffic_per_step"]["value"].get<double>();
+  ASSERT_GT(compiled_bytes, 0);
+  const double ratio = eager_bytes / compiled_bytes;
+  EXPECT_GE(ratio, 2.5) << "eager " << eager_bytes << " bytes per step, compiled " << compiled_bytes;
+  const std::string markdown = read_text(out / "report.md");
+  EXPECT_NE(markdown.find("- HBM traffic per training step: `tpu_v4_eager` (eager) "), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("eager / compiled = "), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace accel::experiment
