@@ -5,9 +5,12 @@
 // of cuDNN's heuristic candidates (*_v7) that runs, once per shape, cached on
 // the device; workspaces come from the plugin allocator. fp32 only; exact fp32
 // (CUDNN_FMA_MATH) unless the device allows TF32. cuDNN is called through the
-// table loaded on first use (math_libraries.hpp).
+// table loaded on first use (math_libraries.hpp). The epilogue of CONV2D and
+// CONV2D_BACKWARD_INPUT (plugin API 1.2) runs as one kernel after cuDNN
+// (epilogue.hpp).
 #include "cuda_check.hpp"
 #include "cudnn_support.hpp"
+#include "epilogue.hpp"
 #include "op_dispatch.hpp"
 
 #include <cudnn.h>
@@ -143,8 +146,8 @@ void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const Conv
 }  // namespace
 
 OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
-  if (call.num_inputs != 2 || call.num_outputs != 1 || call.inputs == nullptr || call.outputs == nullptr) {
-    invalid("conv2d: expected two inputs and one output");
+  if (call.num_inputs < 2 || call.num_outputs != 1 || call.inputs == nullptr || call.outputs == nullptr) {
+    invalid("conv2d: expected two inputs (and the epilogue's) and one output");
   }
   const auto& a = sdk::attributes_of<AccelConv2dAttributes>(call);
   const Kind kind = call.op == ACCEL_OP_CONV2D ? Kind::kForward
@@ -152,6 +155,7 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
                                                                 : Kind::kBackwardFilter;
   View in0 = view_of(call.inputs[0], "conv input 0"), in1 = view_of(call.inputs[1], "conv input 1");
   View out = view_of(call.outputs[0], "conv output");
+  const Epilogue epilogue = bind_epilogue(call, out, "conv2d");
   const View& x = kind == Kind::kBackwardData ? out : in0;
   const View& filter = kind == Kind::kForward ? in1 : (kind == Kind::kBackwardData ? in1 : out);
   const View& y = kind == Kind::kForward ? out : (kind == Kind::kBackwardData ? in0 : in1);
@@ -179,10 +183,11 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
 
   OpCost cost;
   cost.flops = 2.0 * static_cast<double>(y.count) * static_cast<double>(kh * kw * c);
-  cost.bytes = static_cast<double>(x.bytes() + filter.bytes() + y.bytes());
+  cost.bytes = static_cast<double>(x.bytes() + filter.bytes() + y.bytes() + epilogue.input_bytes());
   if (out.count == 0) return cost;
   if (in0.count == 0 || in1.count == 0) {  // empty sum: zeros
     ACCEL_CUDA_CHECK(cudaMemsetAsync(out.data, 0, out.bytes(), device.stream));
+    apply_epilogue(device, epilogue, out);
     return cost;
   }
 
@@ -292,6 +297,7 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
     const int ohwi_to_hwio[4] = {1, 2, 3, 0};
     permute4(device, krsc.get(), filter.data, ohwi_shape, ohwi_to_hwio);
   }
+  apply_epilogue(device, epilogue, out);
   return cost;
 }
 

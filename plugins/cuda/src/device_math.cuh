@@ -1,7 +1,10 @@
 // Device-side helpers shared by the plugin's .cu files: element types per
-// dtype, load/store through a float or integer compute type, grid sizing, and
-// dtype dispatch. Half types compute in float; results round to nearest even.
+// dtype, load/store through a float or integer compute type (by element type,
+// or by a dtype known only at run time), grid sizing, and dtype dispatch. Half
+// types compute in float; results round to nearest even.
 #pragma once
+
+#include "kernels.hpp"
 
 #include <accel/plugin/accel_plugin.h>
 
@@ -25,6 +28,8 @@ inline unsigned grid_for(int64_t count, int threads = kThreads) {
 }
 
 template <typename T> struct Tag { using type = T; };
+
+inline bool known_dtype(AccelDType dtype) { return dtype >= 0 && dtype < ACCEL_DTYPE_COUNT; }
 
 template <typename T> constexpr bool kIsHalf =
     std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
@@ -53,6 +58,46 @@ template <typename T> __device__ __forceinline__ void store(T* p, int64_t i, Com
     p[i] = __float2bfloat16_rn(v);
   } else {
     p[i] = v;
+  }
+}
+
+__device__ __forceinline__ bool is_float_dtype(AccelDType dtype) {
+  return dtype == ACCEL_DTYPE_F32 || dtype == ACCEL_DTYPE_BF16 || dtype == ACCEL_DTYPE_F16;
+}
+
+// `v` rounded to the nearest BF16 / F16 value when `dtype` is one, as storing
+// it would round it; unchanged otherwise.
+__device__ __forceinline__ float round_to(AccelDType dtype, float v) {
+  if (dtype == ACCEL_DTYPE_BF16) return __bfloat162float(__float2bfloat16_rn(v));
+  if (dtype == ACCEL_DTYPE_F16) return __half2float(__float2half_rn(v));
+  return v;
+}
+
+// Element `i` of `data` (of `dtype`) in its compute type; U8 and BOOL bytes
+// as they are.
+__device__ __forceinline__ ElementValue load_element(const void* data, AccelDType dtype, int64_t i) {
+  ElementValue v;
+  v.i64 = 0;
+  switch (dtype) {
+    case ACCEL_DTYPE_F32: v.f = load(static_cast<const float*>(data), i); break;
+    case ACCEL_DTYPE_BF16: v.f = load(static_cast<const __nv_bfloat16*>(data), i); break;
+    case ACCEL_DTYPE_F16: v.f = load(static_cast<const __half*>(data), i); break;
+    case ACCEL_DTYPE_I32: v.i32 = static_cast<const int32_t*>(data)[i]; break;
+    case ACCEL_DTYPE_I64: v.i64 = static_cast<const int64_t*>(data)[i]; break;
+    default: v.u8 = static_cast<const uint8_t*>(data)[i]; break;
+  }
+  return v;
+}
+
+// Stores a compute value as element `i` of `data` (of `dtype`).
+__device__ __forceinline__ void store_element(void* data, AccelDType dtype, int64_t i, ElementValue v) {
+  switch (dtype) {
+    case ACCEL_DTYPE_F32: store(static_cast<float*>(data), i, v.f); break;
+    case ACCEL_DTYPE_BF16: store(static_cast<__nv_bfloat16*>(data), i, v.f); break;
+    case ACCEL_DTYPE_F16: store(static_cast<__half*>(data), i, v.f); break;
+    case ACCEL_DTYPE_I32: static_cast<int32_t*>(data)[i] = v.i32; break;
+    case ACCEL_DTYPE_I64: static_cast<int64_t*>(data)[i] = v.i64; break;
+    default: static_cast<uint8_t*>(data)[i] = v.u8; break;
   }
 }
 

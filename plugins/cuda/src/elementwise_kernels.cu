@@ -2,8 +2,10 @@
 // ops (NumPy broadcasting through strides), select, cast, fill, and the
 // strided copy behind transpose / broadcast_to / slice / concat, plus pad,
 // gather and one_hot. One template per element type; the op is a runtime
-// switch so that few kernels are compiled.
+// switch so that few kernels are compiled. The formulas themselves are in
+// elementwise_formulas.cuh.
 #include "device_math.cuh"
+#include "elementwise_formulas.cuh"
 #include "kernels.hpp"
 
 #include <cstdint>
@@ -12,35 +14,6 @@ namespace accel::cuda {
 namespace {
 
 // --------------------------------------------------------------- unary
-
-template <typename C> __device__ __forceinline__ C unary_float(AccelOp op, C x) {
-  switch (op) {
-    case ACCEL_OP_NEG: return -x;
-    case ACCEL_OP_ABS: return fabsf(x);
-    case ACCEL_OP_EXP: return expf(x);
-    case ACCEL_OP_LOG: return logf(x);
-    case ACCEL_OP_SQRT: return sqrtf(x);
-    case ACCEL_OP_RSQRT: return 1.0f / sqrtf(x);
-    case ACCEL_OP_SQUARE: return x * x;
-    case ACCEL_OP_RELU: return x < 0.0f ? 0.0f : x;  // NaN and -0 pass, as on the CPU
-    case ACCEL_OP_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case ACCEL_OP_TANH: return tanhf(x);
-    case ACCEL_OP_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);  // keeps 0, -0, NaN
-    case ACCEL_OP_RECIPROCAL: return 1.0f / x;
-    default: return x;
-  }
-}
-
-template <typename I> __device__ __forceinline__ I unary_integer(AccelOp op, I x) {
-  switch (op) {
-    case ACCEL_OP_NEG: return wrap_sub<I>(0, x);
-    case ACCEL_OP_ABS: return x < 0 ? wrap_sub<I>(0, x) : x;
-    case ACCEL_OP_SQUARE: return wrap_mul<I>(x, x);
-    case ACCEL_OP_RELU: return x > 0 ? x : 0;
-    case ACCEL_OP_SIGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
-    default: return x;
-  }
-}
 
 template <typename T>
 __global__ void unary_kernel(AccelOp op, const T* x, T* y, int64_t count) {
@@ -57,59 +30,15 @@ __global__ void unary_kernel(AccelOp op, const T* x, T* y, int64_t count) {
 __global__ void logical_not_kernel(const uint8_t* x, uint8_t* y, int64_t count) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    y[i] = x[i] ? 0 : 1;
+    y[i] = logical_not(x[i]);
   }
 }
 
 // -------------------------------------------------------------- binary
 
-__device__ __forceinline__ bool is_comparison(AccelOp op) {
-  return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL;
-}
-
-template <typename C> __device__ __forceinline__ bool compare(AccelOp op, C a, C b) {
-  switch (op) {
-    case ACCEL_OP_EQUAL: return a == b;
-    case ACCEL_OP_NOT_EQUAL: return a != b;
-    case ACCEL_OP_LESS: return a < b;
-    case ACCEL_OP_LESS_EQUAL: return a <= b;
-    case ACCEL_OP_GREATER: return a > b;
-    case ACCEL_OP_GREATER_EQUAL: return a >= b;
-    default: return false;
-  }
-}
-
-__device__ __forceinline__ float binary_float(AccelOp op, float a, float b) {
-  switch (op) {
-    case ACCEL_OP_ADD: return a + b;
-    case ACCEL_OP_SUB: return a - b;
-    case ACCEL_OP_MUL: return a * b;
-    case ACCEL_OP_DIV: return a / b;
-    case ACCEL_OP_MAXIMUM: return nan_max(a, b);
-    case ACCEL_OP_MINIMUM: return nan_min(a, b);
-    case ACCEL_OP_POW: return powf(a, b);
-    // dy where x > 0, else 0 (not dy * 0, which is NaN for an infinite or NaN dy).
-    case ACCEL_OP_RELU_BACKWARD: return b > 0.0f ? a : 0.0f;
-    case ACCEL_OP_SIGMOID_BACKWARD: return a * b * (1.0f - b);        // dy * y * (1 - y)
-    case ACCEL_OP_TANH_BACKWARD: return a * (1.0f - b * b);           // dy * (1 - y^2)
-    default: return 0.0f;
-  }
-}
-
-template <typename I> __device__ __forceinline__ I binary_integer(AccelOp op, I a, I b) {
-  switch (op) {
-    case ACCEL_OP_ADD: return wrap_add(a, b);
-    case ACCEL_OP_SUB: return wrap_sub(a, b);
-    case ACCEL_OP_MUL: return wrap_mul(a, b);
-    case ACCEL_OP_MAXIMUM: return a > b ? a : b;
-    case ACCEL_OP_MINIMUM: return a < b ? a : b;
-    default: return 0;
-  }
-}
-
 template <typename T>
 __global__ void binary_kernel(AccelOp op, const T* a, const T* b, void* y, BroadcastPlan plan) {
-  const bool comparison = is_comparison(op);
+  const bool comparison = is_comparison_op(op);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < plan.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t ia = i, ib = i;
@@ -145,69 +74,10 @@ __global__ void select_kernel(const uint8_t* cond, const E* a, const E* b, E* y,
 
 // ---------------------------------------------------------------- cast
 
-// Float to integer as the CPU plugin casts (docs/op-set.md): truncate toward
-// zero, NaN gives 0, out-of-range values saturate. Spelled out because CUDA
-// leaves out-of-range float-to-integer conversions undefined, and a U8 target
-// must saturate at 0 and 255, not wrap an int32.
-template <typename Int> struct IntRange;
-template <> struct IntRange<uint8_t> {
-  static constexpr uint8_t kLowest = 0, kMax = 255;
-};
-template <> struct IntRange<int32_t> {
-  static constexpr int32_t kLowest = INT32_MIN, kMax = INT32_MAX;
-};
-template <> struct IntRange<int64_t> {
-  static constexpr int64_t kLowest = INT64_MIN, kMax = INT64_MAX;
-};
-
-template <typename Int> __device__ __forceinline__ Int float_to_int(float f) {
-  using Range = IntRange<Int>;
-  // As floats: kLowest is exact (0 or -2^n), kMax rounds up to 2^n for the wide types.
-  if (f != f) return 0;
-  if (f <= static_cast<float>(Range::kLowest)) return Range::kLowest;
-  if (f >= static_cast<float>(Range::kMax)) return Range::kMax;
-  if constexpr (std::is_same_v<Int, int64_t>) {
-    return __float2ll_rz(f);
-  } else {
-    return static_cast<Int>(__float2int_rz(f));
-  }
-}
-
-template <typename From>
-__global__ void cast_kernel(AccelDType to, bool from_bool, const From* x, void* y,
-                            int64_t count) {
+__global__ void cast_kernel(AccelDType from, AccelDType to, const void* x, void* y, int64_t count) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if constexpr (kIsFloating<From>) {
-      float f = load(x, i);
-      switch (to) {
-        case ACCEL_DTYPE_F32: static_cast<float*>(y)[i] = f; break;
-        case ACCEL_DTYPE_BF16: static_cast<__nv_bfloat16*>(y)[i] = __float2bfloat16_rn(f); break;
-        case ACCEL_DTYPE_F16: static_cast<__half*>(y)[i] = __float2half_rn(f); break;
-        case ACCEL_DTYPE_I32: static_cast<int32_t*>(y)[i] = float_to_int<int32_t>(f); break;
-        case ACCEL_DTYPE_I64: static_cast<int64_t*>(y)[i] = float_to_int<int64_t>(f); break;
-        case ACCEL_DTYPE_U8: static_cast<uint8_t*>(y)[i] = float_to_int<uint8_t>(f); break;
-        case ACCEL_DTYPE_BOOL: static_cast<uint8_t*>(y)[i] = (f != 0.0f) ? 1 : 0; break;
-        default: break;
-      }
-    } else {
-      // A BOOL element is 0 or 1 as a number, whatever nonzero byte it holds.
-      int64_t v = from_bool ? (x[i] != 0 ? 1 : 0) : static_cast<int64_t>(x[i]);
-      switch (to) {
-        case ACCEL_DTYPE_F32: static_cast<float*>(y)[i] = static_cast<float>(v); break;
-        case ACCEL_DTYPE_BF16:
-          static_cast<__nv_bfloat16*>(y)[i] = __float2bfloat16_rn(static_cast<float>(v));
-          break;
-        case ACCEL_DTYPE_F16:
-          static_cast<__half*>(y)[i] = __float2half_rn(static_cast<float>(v));
-          break;
-        case ACCEL_DTYPE_I32: static_cast<int32_t*>(y)[i] = static_cast<int32_t>(v); break;
-        case ACCEL_DTYPE_I64: static_cast<int64_t*>(y)[i] = v; break;
-        case ACCEL_DTYPE_U8: static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(v); break;
-        case ACCEL_DTYPE_BOOL: static_cast<uint8_t*>(y)[i] = v != 0 ? 1 : 0; break;
-        default: break;
-      }
-    }
+    store_element(y, to, i, convert_value(load_element(x, from, i), from, to));
   }
 }
 
@@ -335,14 +205,9 @@ cudaError_t launch_select(size_t element_size, const void* cond, const void* a, 
 cudaError_t launch_cast(AccelDType from, AccelDType to, const void* x, void* y, int64_t count,
                         cudaStream_t stream) {
   if (count <= 0) return cudaSuccess;
-  auto run = [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    cast_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
-        to, from == ACCEL_DTYPE_BOOL, static_cast<const T*>(x), y, count);
-    return cudaGetLastError();
-  };
-  if (from == ACCEL_DTYPE_BOOL || from == ACCEL_DTYPE_U8) return run(Tag<uint8_t>{});
-  return dispatch_numeric(from, run);
+  if (!known_dtype(from) || !known_dtype(to)) return cudaErrorInvalidValue;
+  cast_kernel<<<grid_for(count), kThreads, 0, stream>>>(from, to, x, y, count);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_fill(size_t element_size, void* y, int64_t count, uint64_t bits,

@@ -1,6 +1,6 @@
 // Host-side launch functions of the plugin's own CUDA kernels (the .cu files).
-// Plain data in, cudaError_t out: the callers (op_dispatch.cpp, conv_cudnn.cpp)
-// check the result. Every launch is asynchronous on the given stream and does
+// Plain data in, cudaError_t out: the callers (op_dispatch.cpp, conv_cudnn.cpp,
+// fused_elementwise.cpp, epilogue.cpp) check the result. Every launch is asynchronous on the given stream and does
 // nothing for empty tensors. Tensors are dense and row-major.
 #pragma once
 
@@ -58,6 +58,70 @@ struct PoolGeometry {
   int64_t pad_top = 0, pad_left = 0;
 };
 
+// One element of any dtype in its compute type: float for F32 / BF16 / F16 (a
+// BF16 / F16 value is kept rounded to its dtype), int32, int64, and the byte
+// as it is for U8 and BOOL.
+union ElementValue {
+  float f;
+  int32_t i32;
+  int64_t i64;
+  uint8_t u8;
+};
+
+// FUSED_ELEMENTWISE (plugin API 1.2) as the interpreter kernel runs it: the
+// program's live instructions in order, each yielding one ElementValue per
+// element of the iteration space; fused_elementwise.cpp checks the program
+// and builds this. Passed by value as the kernel's argument.
+constexpr int kFusedMaxSteps = ACCEL_FUSED_MAX_INSTRUCTIONS;
+constexpr int kFusedMaxInputs = ACCEL_FUSED_MAX_INPUTS;
+constexpr int kFusedMaxStores = ACCEL_FUSED_MAX_OUTPUTS;
+
+struct FusedStep {
+  ElementValue constant{};     // CONSTANT: the value in `dtype`, converted as FILL converts
+  uint8_t kind = 0;            // AccelFusedInstructionKind
+  uint8_t op = 0;              // ACCEL_FUSED_OP: the AccelOp
+  uint8_t dtype = 0;           // AccelDType of the value
+  uint8_t operand_dtype = 0;   // ACCEL_FUSED_OP: the AccelDType of operands[0]
+  uint8_t operands[3] = {};    // LOAD: the input; ACCEL_FUSED_OP: earlier steps
+  uint8_t instruction = 0;     // the instruction's index in the program (for errors)
+  bool checks_divisor = false; // integer DIV: a zero divisor is reported
+};
+
+struct FusedKernelPlan {
+  int32_t rank = 0;  // the iteration shape
+  int64_t shape[kMaxRank] = {};
+  int64_t count = 0;
+  bool needs_coordinates = false;  // some input is broadcast
+  int32_t num_steps = 0;
+  FusedStep steps[kFusedMaxSteps];
+  // Inputs: element i of the iteration space reads input k at i when it has
+  // the iteration shape (contiguous), else at sum_d coord_d * strides[k][d].
+  const void* inputs[kFusedMaxInputs] = {};
+  uint8_t input_dtypes[kFusedMaxInputs] = {};
+  bool input_contiguous[kFusedMaxInputs] = {};
+  int64_t input_strides[kFusedMaxInputs][kMaxRank] = {};
+  // Full-shape stores, after every step of an element: value of step
+  // store_steps[j] into stores[j] (in that step's dtype).
+  int32_t num_stores = 0;
+  void* stores[kFusedMaxStores] = {};
+  uint8_t store_steps[kFusedMaxStores] = {};
+};
+
+// MATMUL / CONV2D / CONV2D_BACKWARD_INPUT epilogue over a row-major y of
+// `count` elements in rows of `columns` (accel_plugin.h, since 1.2), with the
+// plain ops' formulas: y = y + bias[column] (ADD), y = activation(y), y =
+// RELU_BACKWARD(y, mask). The op's result is y itself, or `staged` (float32)
+// when y is BF16 / F16: then rounded once, when stored. bias and mask have y's dtype.
+struct EpiloguePlan {
+  int64_t count = 0;
+  int64_t columns = 1;
+  const float* staged = nullptr;
+  const void* bias = nullptr;  // [columns], or null
+  bool activation = false;
+  AccelOp activation_op = ACCEL_OP_RELU;  // RELU, SIGMOID or TANH
+  const void* mask = nullptr;  // y's shape, or null
+};
+
 // ---- elementwise_kernels.cu
 cudaError_t launch_unary(AccelOp op, AccelDType dtype, const void* x, void* y, int64_t count,
                          cudaStream_t stream);
@@ -85,6 +149,16 @@ cudaError_t launch_gather(size_t element_size, const void* params, const void* i
 cudaError_t launch_one_hot(size_t element_size, const void* indices, bool indices_64, void* y,
                            int64_t num_indices, int64_t depth, uint64_t on_bits,
                            uint64_t off_bits, cudaStream_t stream);
+
+// ---- fused_elementwise_kernel.cu
+// Runs the program over the iteration space in one launch. A zero integer
+// divisor lowers *zero_divisor to the instruction's index (zero_divisor may be
+// null when no step checks a divisor).
+cudaError_t launch_fused_elementwise(const FusedKernelPlan& plan, int32_t* zero_divisor,
+                                     cudaStream_t stream);
+
+// ---- epilogue_kernels.cu (y of dtype F32, BF16 or F16)
+cudaError_t launch_epilogue(AccelDType dtype, void* y, const EpiloguePlan& plan, cudaStream_t stream);
 
 // ---- reduction_kernels.cu
 cudaError_t launch_reduce(AccelOp op, AccelDType dtype, const void* x, void* y,

@@ -5,8 +5,11 @@
 // bf16 / f16 inputs accumulate in fp32. Batch dims broadcast: equal batches
 // and a batch of one use strides (0 for the broadcast side); other broadcasts
 // loop over the output batch. cuBLAS is called through the table loaded on
-// first use (math_libraries.hpp).
+// first use (math_libraries.hpp). An epilogue (plugin API 1.2) runs as one
+// kernel after the GEMM (epilogue.hpp); for bf16 / f16 the GEMM then writes
+// fp32 scratch, which the epilogue rounds once, as the CPU reference stages it.
 #include "cuda_check.hpp"
+#include "epilogue.hpp"
 #include "math_libraries.hpp"
 #include "op_dispatch.hpp"
 
@@ -46,7 +49,9 @@ void batch_dims(const View& v, int32_t rank, int64_t* dims) {
 }  // namespace
 
 OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
-  if (call.num_inputs != 2 || call.num_outputs != 1) invalid("matmul: expected a, b -> y");
+  if (call.num_inputs < 2 || call.num_outputs != 1 || call.inputs == nullptr || call.outputs == nullptr) {
+    invalid("matmul: expected a, b (and the epilogue's inputs) -> y");
+  }
   const auto& attributes = sdk::attributes_of<AccelMatmulAttributes>(call);
   View a = view_of(call.inputs[0], "a"), b = view_of(call.inputs[1], "b");
   View y = view_of(call.outputs[0], "y");
@@ -59,6 +64,7 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
   const int64_t n = tb ? b.shape[b.rank - 2] : b.shape[b.rank - 1];
   if (k != kb) invalid("matmul: inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(kb) + ")");
   if (y.shape[y.rank - 2] != m || y.shape[y.rank - 1] != n) invalid("matmul: output must be [..., M, N]");
+  const Epilogue epilogue = bind_epilogue(call, y, "matmul");
 
   // Batch broadcasting against the output's batch dims.
   const int32_t batch_rank = y.rank - 2;
@@ -83,12 +89,8 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
   OpCost cost;
   cost.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
                static_cast<double>(k);
-  cost.bytes = static_cast<double>(a.bytes() + b.bytes() + y.bytes());
+  cost.bytes = static_cast<double>(a.bytes() + b.bytes() + y.bytes() + epilogue.input_bytes());
   if (y.count == 0) return cost;
-  if (k == 0) {  // empty sum: zeros
-    ACCEL_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), device.stream));
-    return cost;
-  }
 
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = device.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -101,6 +103,21 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
   } else if (a.dtype != ACCEL_DTYPE_F32) {
     invalid("matmul: dtype must be float32, bfloat16 or float16");
   }
+  // The GEMM's result C: y itself, or fp32 scratch for a bf16 / f16 epilogue.
+  const bool staged = epilogue.any() && a.dtype != ACCEL_DTYPE_F32;
+  Scratch staging(*device.allocator, staged ? static_cast<uint64_t>(y.count) * sizeof(float) : 0);
+  void* c = staged ? staging.get() : y.data;
+  const cudaDataType_t c_type = staged ? CUDA_R_32F : type;
+  const size_t element = sdk::dtype_size(a.dtype);
+  const size_t c_element = staged ? sizeof(float) : element;
+  auto with_epilogue = [&] {
+    apply_epilogue(device, epilogue, y, staged ? static_cast<const float*>(c) : nullptr);
+    return cost;
+  };
+  if (k == 0) {  // empty sum: zeros
+    ACCEL_CUDA_CHECK(cudaMemsetAsync(c, 0, static_cast<uint64_t>(y.count) * c_element, device.stream));
+    return with_epilogue();
+  }
 
   // Column-major view: C^T[n x m] = op(B)^T[n x k] * op(A)^T[k x m].
   const int cm = as_int(n, "N"), cn = as_int(m, "M"), ck = as_int(k, "K");
@@ -112,7 +129,6 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
   const long long a_matrix = static_cast<long long>(m * k), b_matrix = static_cast<long long>(k * n);
   const long long c_matrix = static_cast<long long>(m * n);
   const float alpha = 1.0f, beta = 0.0f;
-  const size_t element = sdk::dtype_size(a.dtype);
   cublasHandle_t handle = cublas_handle(device);  // the first matmul loads cuBLAS
   const CublasLibrary& cublas = cublas_library(device.host);
 
@@ -121,10 +137,10 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
     check_cublas(cublas, cublas.cublasGemmStridedBatchedEx(
                      handle, op_b, op_a, cm, cn, ck, &alpha, b.data, type, ld_b,
                      b_batch == 1 ? 0 : b_matrix, a.data, type, ld_a, a_batch == 1 ? 0 : a_matrix,
-                     &beta, y.data, type, ld_c, c_matrix, as_int(batch, "batch"), compute,
+                     &beta, c, c_type, ld_c, c_matrix, as_int(batch, "batch"), compute,
                      CUBLAS_GEMM_DEFAULT),
                  "cublasGemmStridedBatchedEx");
-    return cost;
+    return with_epilogue();
   }
   // General broadcast: one GEMM per output batch element.
   int64_t a_strides[kMaxRank], b_strides[kMaxRank];
@@ -145,14 +161,14 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
     }
     const char* a_ptr = static_cast<const char*>(a.data) + a_offset * static_cast<int64_t>(element);
     const char* b_ptr = static_cast<const char*>(b.data) + b_offset * static_cast<int64_t>(element);
-    char* c_ptr = static_cast<char*>(y.data) + index * c_matrix * static_cast<int64_t>(element);
+    char* c_ptr = static_cast<char*>(c) + index * c_matrix * static_cast<int64_t>(c_element);
     check_cublas(cublas,
                  cublas.cublasGemmEx(handle, op_b, op_a, cm, cn, ck, &alpha, b_ptr, type, ld_b,
-                                     a_ptr, type, ld_a, &beta, c_ptr, type, ld_c, compute,
+                                     a_ptr, type, ld_a, &beta, c_ptr, c_type, ld_c, compute,
                                      CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
   }
-  return cost;
+  return with_epilogue();
 }
 
 }  // namespace accel::cuda

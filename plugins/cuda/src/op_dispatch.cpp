@@ -107,19 +107,9 @@ void expect_dtype(const View& v, AccelDType dtype, const char* name) {
   }
 }
 
+// ------------------------------------------------------- shared helpers
+
 namespace {
-
-// --------------------------------------------------------------- op classes
-
-bool is_float(AccelDType t) {
-  return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_BF16 || t == ACCEL_DTYPE_F16;
-}
-bool is_int(AccelDType t) { return t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64; }
-bool is_known(AccelDType t) { return sdk::dtype_size(t) != 0; }
-
-bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
-bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
-bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
 
 float to_float_saturating(double value) {
   if (std::isnan(value)) return std::numeric_limits<float>::quiet_NaN();
@@ -135,6 +125,8 @@ int64_t to_int_saturating(double value, double low, double high) {
   if (value >= high) return static_cast<int64_t>(high);
   return static_cast<int64_t>(value);
 }
+
+}  // namespace
 
 // The element bit pattern of `value` in `dtype` (low bytes of the result).
 uint64_t scalar_bits(AccelDType dtype, double value) {
@@ -161,7 +153,6 @@ uint64_t scalar_bits(AccelDType dtype, double value) {
   }
 }
 
-// Broadcast strides of `input` against the output shape (right-aligned).
 void broadcast_strides(const View& input, const View& out, int64_t* strides, const char* name) {
   if (input.rank > out.rank) {
     invalid(std::string(name) + ": cannot broadcast " + shape_text(input) + " to " + shape_text(out));
@@ -184,6 +175,28 @@ void broadcast_strides(const View& input, const View& out, int64_t* strides, con
     }
   }
 }
+
+ReducePlan reduce_plan(const View& x, const bool* reduced) {
+  int64_t strides[kMaxRank];
+  x.strides(strides);
+  ReducePlan plan;
+  plan.out_count = 1;
+  plan.reduced_count = 1;
+  for (int32_t d = 0; d < x.rank; ++d) {
+    if (reduced[d]) {
+      plan.reduced_shape[plan.reduced_rank] = x.shape[d];
+      plan.reduced_stride[plan.reduced_rank++] = strides[d];
+      plan.reduced_count *= x.shape[d];
+    } else {
+      plan.kept_shape[plan.kept_rank] = x.shape[d];
+      plan.kept_stride[plan.kept_rank++] = strides[d];
+      plan.out_count *= x.shape[d];
+    }
+  }
+  return plan;
+}
+
+namespace {
 
 BroadcastPlan make_plan(const View& out, const View* const* inputs, int count, const char* name) {
   BroadcastPlan plan;
@@ -254,22 +267,7 @@ void run_reduce(AccelDevice& device, const AccelOpCall& call) {
     if (axis < 0 || axis >= x.rank || reduced[axis]) invalid("reduce: axes must be unique and in range");
     reduced[axis] = true;
   }
-  int64_t strides[kMaxRank];
-  x.strides(strides);
-  ReducePlan plan;
-  plan.out_count = 1;
-  plan.reduced_count = 1;
-  for (int32_t d = 0; d < x.rank; ++d) {
-    if (reduced[d]) {
-      plan.reduced_shape[plan.reduced_rank] = x.shape[d];
-      plan.reduced_stride[plan.reduced_rank++] = strides[d];
-      plan.reduced_count *= x.shape[d];
-    } else {
-      plan.kept_shape[plan.kept_rank] = x.shape[d];
-      plan.kept_stride[plan.kept_rank++] = strides[d];
-      plan.out_count *= x.shape[d];
-    }
-  }
+  const ReducePlan plan = reduce_plan(x, reduced);
   if (plan.out_count != y.count) invalid("reduce: output has the wrong number of elements");
   check_launch(launch_reduce(call.op, x.dtype, x.data, y.data, plan, device.stream), "reduce");
 }
@@ -628,6 +626,8 @@ int32_t supports(const AccelDevice& /*device*/, AccelOp op, AccelDType dtype) {
     case ACCEL_OP_SOFTMAX:
     case ACCEL_OP_LOG_SOFTMAX:
     case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY: return f;
+    // Every valid program, whatever dtypes it uses besides the principal one.
+    case ACCEL_OP_FUSED_ELEMENTWISE: return 1;
     default:
       // Remaining float-only unary and binary ops.
       if (is_unary(op) || is_binary(op)) return f;
@@ -657,6 +657,7 @@ OpCost execute_op(AccelDevice& device, const AccelOpCall& call) {
                                " on " + sdk::dtype_name(lead->dtype));
   }
   if (op == ACCEL_OP_MATMUL) return run_matmul(device, call);
+  if (op == ACCEL_OP_FUSED_ELEMENTWISE) return run_fused_elementwise(device, call);
   if (op >= ACCEL_OP_CONV2D && op <= ACCEL_OP_CONV2D_BACKWARD_FILTER) return run_conv(device, call);
   if (op >= ACCEL_OP_MAX_POOL && op <= ACCEL_OP_AVG_POOL_BACKWARD) {
     run_pool(device, call);

@@ -1,7 +1,7 @@
-// Op dispatch of the CUDA plugin: validated views of the call's tensors, the
-// truthful supports_op table, and execute_op routing each op to cuBLAS,
-// cuDNN or the plugin's own kernels. Called with the device mutex held and the
-// device current on the thread.
+// Op dispatch of the CUDA plugin: validated views of the call's tensors and
+// the checks and plans the op handlers share, the truthful supports_op table,
+// and execute_op routing each op to cuBLAS, cuDNN or the plugin's own kernels.
+// Called with the device mutex held and the device current on the thread.
 #pragma once
 
 #include "cuda_device.hpp"
@@ -29,6 +29,16 @@ struct View {
 
 View view_of(const AccelTensor& tensor, const char* role);
 
+// Op and dtype classes of the op set (docs/op-set.md).
+inline bool is_float(AccelDType t) {
+  return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_BF16 || t == ACCEL_DTYPE_F16;
+}
+inline bool is_int(AccelDType t) { return t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64; }
+inline bool is_known(AccelDType t) { return sdk::dtype_size(t) != 0; }
+inline bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
+inline bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
+inline bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
+
 // Checks shared by the op handlers; each throws PluginError(INVALID_ARGUMENT)
 // naming `name` and what was expected.
 [[noreturn]] void invalid(const std::string& message);
@@ -37,6 +47,16 @@ void expect_counts(const AccelOpCall& call, int32_t inputs, int32_t outputs, con
 void expect_dtype(const View& v, AccelDType dtype, const char* name);
 bool same_shape(const View& a, const View& b);
 std::string shape_text(const View& v);
+
+// Helpers shared by the op handlers.
+// The element bit pattern of `value` in `dtype` (low bytes of the result), as
+// FILL converts a double.
+uint64_t scalar_bits(AccelDType dtype, double value);
+// Broadcast strides of `input` against the output shape (right-aligned);
+// InvalidArgument naming `name` when it does not broadcast.
+void broadcast_strides(const View& input, const View& out, int64_t* strides, const char* name);
+// The reduction of the dense `x` over the axes marked in `reduced`.
+ReducePlan reduce_plan(const View& x, const bool* reduced);
 
 int32_t supports(const AccelDevice& device, AccelOp op, AccelDType dtype);
 OpCost execute_op(AccelDevice& device, const AccelOpCall& call);
@@ -49,5 +69,7 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call);
 void run_pool(AccelDevice& device, const AccelOpCall& call);
 // softmax.cpp (SOFTMAX, LOG_SOFTMAX)
 void run_softmax(AccelDevice& device, const AccelOpCall& call);
+// fused_elementwise.cpp (FUSED_ELEMENTWISE, since plugin API 1.2)
+OpCost run_fused_elementwise(AccelDevice& device, const AccelOpCall& call);
 
 }  // namespace accel::cuda

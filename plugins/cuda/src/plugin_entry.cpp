@@ -5,6 +5,7 @@
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "device_discovery.hpp"
+#include "epilogue.hpp"
 #include "nccl_collectives.hpp"
 #include "op_dispatch.hpp"
 #include "plugin_host.hpp"
@@ -119,6 +120,13 @@ void device_close(AccelDevice* device) {
 int32_t supports_op(AccelDevice* device, AccelOp op, AccelDType dtype) {
   if (device == nullptr) return 0;
   return supports(*device, op, dtype);
+}
+
+// Since 1.2: every epilogue wherever the plain op runs (epilogue.hpp).
+int32_t supports_epilogue(AccelDevice* device, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
+                          AccelOp activation) {
+  if (device == nullptr) return 0;
+  return epilogue_supported(*device, op, dtype, epilogue_flags, activation) ? 1 : 0;
 }
 
 AccelStatus* buffer_allocate(AccelDevice* device, uint64_t bytes, AccelBuffer** buffer) {
@@ -248,7 +256,7 @@ const AccelPluginApi kApi = {
     synchronize,
     memory_info,
     get_extension,
-    nullptr,  // supports_epilogue: none yet
+    supports_epilogue,
 };
 
 }  // namespace
