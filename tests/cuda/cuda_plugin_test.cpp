@@ -5,6 +5,7 @@
 #include <accel/plugin/host_kernels.hpp>
 #include <accel/plugin/nccl_extension.h>
 #include <accel/plugin/philox.h>
+#include <accel/plugin/plugin_sdk.hpp>
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -124,6 +125,8 @@ TEST(CudaPluginApi, TableIsComplete) {
   EXPECT_NE(api->execute, nullptr);
   EXPECT_NE(api->synchronize, nullptr);
   EXPECT_NE(api->memory_info, nullptr);
+  EXPECT_EQ(api->api_minor, static_cast<uint32_t>(ACCEL_PLUGIN_API_MINOR));
+  EXPECT_NE(api->supports_epilogue, nullptr);  // since 1.2
 }
 
 TEST(CudaPluginDiscovery, InitializesWithOrWithoutGpu) {
@@ -608,6 +611,269 @@ TEST_F(CudaGpuTest, NcclOneRankCliqueAllReducesInPlace) {
   EXPECT_NE(take(nccl->all_reduce(&communicator, 1, &t.buffer, &offset, 4, ACCEL_DTYPE_BOOL, ACCEL_NCCL_SUM)),
             "");
   nccl->communicator_destroy(communicator);
+}
+
+// ------------------------------------------ plugin API 1.2: fusions and epilogues
+// Against the CPU plugin's kernels, for what the conformance suite's float32
+// cases leave out: half precision, int64, broadcasting, NaN in max, an output
+// written over its input, the errors, and the bf16 matmul / padded backprop
+// epilogues.
+
+class CudaFusedTest : public CudaGpuTest {
+ protected:
+  template <typename T>
+  AccelTensor upload_as(AccelDType dtype, const std::vector<T>& values, std::vector<int64_t> shape) {
+    AccelTensor t = tensor(dtype, std::move(shape), sizeof(T));
+    EXPECT_EQ(take(api_->copy_host_to_device(device_, values.data(), t.buffer, 0, values.size() * sizeof(T))), "");
+    return t;
+  }
+  template <typename T>
+  std::vector<T> download_as(const AccelTensor& t, size_t count) {
+    std::vector<T> values(count);
+    EXPECT_EQ(take(api_->copy_device_to_host(device_, t.buffer, 0, values.data(), count * sizeof(T))), "");
+    return values;
+  }
+};
+
+accel::host_kernels::HostTensor host_tensor_of(AccelDType dtype, const std::vector<int64_t>& shape, void* data) {
+  accel::host_kernels::HostTensor t;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
+  t.data = data;
+  return t;
+}
+
+AccelFusedInstruction load_instruction(int32_t input, AccelDType dtype) {
+  return {ACCEL_FUSED_LOAD, ACCEL_OP_MATMUL, dtype, {input, 0, 0}, 0.0};
+}
+AccelFusedInstruction constant_instruction(double value, AccelDType dtype) {
+  return {ACCEL_FUSED_CONSTANT, ACCEL_OP_MATMUL, dtype, {0, 0, 0}, value};
+}
+AccelFusedInstruction op_instruction(AccelOp op, AccelDType dtype, int32_t a, int32_t b = 0, int32_t c = 0) {
+  return {ACCEL_FUSED_OP, op, dtype, {a, b, c}, 0.0};
+}
+AccelFusedOutput fused_output(int32_t value, AccelOp reduce_op = static_cast<AccelOp>(0),
+                              std::vector<int32_t> axes = {}, int32_t keep_dims = 0) {
+  AccelFusedOutput output{value, reduce_op, static_cast<int32_t>(axes.size()), {}, keep_dims};
+  for (size_t k = 0; k < axes.size(); ++k) output.axes[k] = axes[k];
+  return output;
+}
+AccelFusedElementwiseAttributes fused_program(std::vector<int64_t> shape,
+                                              const std::vector<AccelFusedInstruction>& instructions,
+                                              const std::vector<AccelFusedOutput>& outputs) {
+  AccelFusedElementwiseAttributes program{};
+  program.struct_size = sizeof(program);
+  program.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) program.shape[d] = shape[d];
+  program.num_instructions = static_cast<int32_t>(instructions.size());
+  program.instructions = instructions.data();
+  program.num_outputs = static_cast<int32_t>(outputs.size());
+  program.outputs = outputs.data();
+  return program;
+}
+
+bool same_or_both_nan(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+TEST_F(CudaFusedTest, ClaimsEveryDtypeAndEveryEpilogueOfItsPlainOps) {
+  for (int32_t dtype = 0; dtype < ACCEL_DTYPE_COUNT; ++dtype) {
+    EXPECT_TRUE(api_->supports_op(device_, ACCEL_OP_FUSED_ELEMENTWISE, static_cast<AccelDType>(dtype))) << dtype;
+  }
+  const int32_t all = ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION | ACCEL_EPILOGUE_RELU_MASK;
+  for (AccelOp activation : {ACCEL_OP_RELU, ACCEL_OP_SIGMOID, ACCEL_OP_TANH}) {
+    EXPECT_TRUE(api_->supports_epilogue(device_, ACCEL_OP_MATMUL, ACCEL_DTYPE_BF16, all, activation));
+    EXPECT_TRUE(api_->supports_epilogue(device_, ACCEL_OP_CONV2D, ACCEL_DTYPE_F32, all, activation));
+    EXPECT_TRUE(api_->supports_epilogue(device_, ACCEL_OP_CONV2D_BACKWARD_INPUT, ACCEL_DTYPE_F32, all, activation));
+  }
+  EXPECT_FALSE(api_->supports_epilogue(device_, ACCEL_OP_CONV2D, ACCEL_DTYPE_BF16, ACCEL_EPILOGUE_BIAS, ACCEL_OP_RELU));
+  EXPECT_FALSE(api_->supports_epilogue(device_, ACCEL_OP_CONV2D_BACKWARD_FILTER, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_BIAS,
+                                       ACCEL_OP_RELU));
+  EXPECT_FALSE(api_->supports_epilogue(device_, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, ACCEL_EPILOGUE_ACTIVATION,
+                                       ACCEL_OP_EXP));
+  EXPECT_FALSE(api_->supports_epilogue(device_, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, 8, ACCEL_OP_RELU));
+}
+
+// bf16 values with a broadcast bias, a float32 [6,1] scale, CAST, a comparison,
+// SELECT, int64, and reductions of four kinds over a NaN (max keeps it). No
+// transcendental op, so every value is the host's bit for bit.
+TEST_F(CudaFusedTest, HalfPrecisionProgramWithReductionsMatchesTheHostKernels) {
+  const AccelDType bf16 = ACCEL_DTYPE_BF16, f32 = ACCEL_DTYPE_F32, i64 = ACCEL_DTYPE_I64;
+  const std::vector<int64_t> shape{6, 40};
+  std::vector<uint16_t> x(240), bias(40);
+  std::vector<float> scale(6);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = accel::sdk::float_to_bf16(std::sin(0.3f * static_cast<float>(i)));
+  x[5] = accel::sdk::float_to_bf16(NAN);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = accel::sdk::float_to_bf16(0.05f * static_cast<float>(i) - 1.0f);
+  for (size_t i = 0; i < scale.size(); ++i) scale[i] = 1.5f - 0.5f * static_cast<float>(i);
+  const std::vector<AccelFusedInstruction> instructions{
+      load_instruction(0, bf16), load_instruction(1, bf16), op_instruction(ACCEL_OP_ADD, bf16, 0, 1),
+      op_instruction(ACCEL_OP_SQUARE, bf16, 2), load_instruction(2, f32), op_instruction(ACCEL_OP_CAST, f32, 3),
+      op_instruction(ACCEL_OP_MUL, f32, 5, 4), constant_instruction(0.25, f32),
+      op_instruction(ACCEL_OP_GREATER, ACCEL_DTYPE_BOOL, 6, 7), op_instruction(ACCEL_OP_SELECT, f32, 8, 6, 7),
+      constant_instruction(100.0, f32), op_instruction(ACCEL_OP_MUL, f32, 9, 10),
+      op_instruction(ACCEL_OP_CAST, i64, 11), op_instruction(ACCEL_OP_EXP, f32, 6)};  // the last one is dead
+  const std::vector<AccelFusedOutput> outputs{
+      fused_output(3), fused_output(12), fused_output(9, ACCEL_OP_REDUCE_SUM, {0}),
+      fused_output(3, ACCEL_OP_REDUCE_MAX, {1}, 1), fused_output(12, ACCEL_OP_REDUCE_MIN, {0, 1}),
+      fused_output(6, ACCEL_OP_REDUCE_MEAN, {1})};
+  const AccelFusedElementwiseAttributes program = fused_program(shape, instructions, outputs);
+  const std::vector<std::vector<int64_t>> output_shapes{shape, shape, {40}, {6, 1}, {}, {6}};
+  const std::vector<AccelDType> output_dtypes{bf16, i64, f32, bf16, i64, f32};
+
+  std::vector<AccelTensor> device_outputs;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    device_outputs.push_back(tensor(output_dtypes[j], output_shapes[j], accel::sdk::dtype_size(output_dtypes[j])));
+  }
+  ASSERT_EQ(run(ACCEL_OP_FUSED_ELEMENTWISE,
+                {upload_as(bf16, x, shape), upload_as(bf16, bias, {40}), upload_as(f32, scale, {6, 1})},
+                device_outputs, &program),
+            "");
+
+  std::vector<uint16_t> want_y(240), want_max(6);
+  std::vector<int64_t> want_i(240), want_min(1);
+  std::vector<float> want_sum(40), want_mean(6);
+  const std::vector<accel::host_kernels::HostTensor> host_inputs{
+      host_tensor_of(bf16, shape, x.data()), host_tensor_of(bf16, {40}, bias.data()),
+      host_tensor_of(f32, {6, 1}, scale.data())};
+  const std::vector<accel::host_kernels::HostTensor> host_outputs{
+      host_tensor_of(bf16, shape, want_y.data()), host_tensor_of(i64, shape, want_i.data()),
+      host_tensor_of(f32, {40}, want_sum.data()), host_tensor_of(bf16, {6, 1}, want_max.data()),
+      host_tensor_of(i64, {}, want_min.data()), host_tensor_of(f32, {6}, want_mean.data())};
+  accel::host_kernels::execute(ACCEL_OP_FUSED_ELEMENTWISE, host_inputs, host_outputs, &program);
+
+  const std::vector<uint16_t> y = download_as<uint16_t>(device_outputs[0], 240);
+  for (size_t i = 0; i < y.size(); ++i) {
+    ASSERT_TRUE(same_or_both_nan(accel::sdk::bf16_to_float(y[i]), accel::sdk::bf16_to_float(want_y[i]))) << i;
+  }
+  EXPECT_EQ(download_as<int64_t>(device_outputs[1], 240), want_i);
+  const std::vector<float> sum = download_as<float>(device_outputs[2], 40);
+  for (size_t i = 0; i < sum.size(); ++i) EXPECT_NEAR(sum[i], want_sum[i], 1e-5) << i;
+  const std::vector<uint16_t> max = download_as<uint16_t>(device_outputs[3], 6);
+  for (size_t i = 0; i < max.size(); ++i) {
+    EXPECT_TRUE(same_or_both_nan(accel::sdk::bf16_to_float(max[i]), accel::sdk::bf16_to_float(want_max[i]))) << i;
+  }
+  EXPECT_TRUE(std::isnan(accel::sdk::bf16_to_float(max[0])));  // the NaN of x[5] wins
+  EXPECT_EQ(download_as<int64_t>(device_outputs[4], 1), want_min);
+  const std::vector<float> mean = download_as<float>(device_outputs[5], 6);
+  for (size_t i = 0; i < mean.size(); ++i) {
+    EXPECT_TRUE(same_or_both_nan(mean[i], want_mean[i]) || std::fabs(mean[i] - want_mean[i]) < 1e-6) << i;
+  }
+}
+
+// The buffer planner writes a fusion's output over an input it no longer needs.
+TEST_F(CudaFusedTest, OutputWrittenOverItsInputReadsTheOldValues) {
+  const int64_t count = 100000;
+  const std::vector<float> x = ramp(count, 0.125f);
+  AccelTensor tx = upload(x, {count});
+  AccelTensor total = tensor(ACCEL_DTYPE_F32, {}, sizeof(float));
+  // y = x * 2 + x (in place); sum(x * 2 + x)
+  const std::vector<AccelFusedInstruction> instructions{
+      load_instruction(0, ACCEL_DTYPE_F32), constant_instruction(2.0, ACCEL_DTYPE_F32),
+      op_instruction(ACCEL_OP_MUL, ACCEL_DTYPE_F32, 0, 1), op_instruction(ACCEL_OP_ADD, ACCEL_DTYPE_F32, 2, 0)};
+  const std::vector<AccelFusedOutput> outputs{fused_output(3), fused_output(3, ACCEL_OP_REDUCE_SUM, {0})};
+  const AccelFusedElementwiseAttributes program = fused_program({count}, instructions, outputs);
+  ASSERT_EQ(run(ACCEL_OP_FUSED_ELEMENTWISE, {tx}, {tx, total}, &program), "");
+  const std::vector<float> y = download(tx, count);
+  double expected_total = 0.0, magnitude = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_EQ(y[i], x[i] * 2.0f + x[i]) << i;
+    expected_total += y[i];
+    magnitude += std::fabs(y[i]);
+  }
+  EXPECT_NEAR(download(total, 1)[0], expected_total, 1e-6 * magnitude);
+}
+
+TEST_F(CudaFusedTest, BrokenProgramsAreInvalidArgumentsNamingTheInstruction) {
+  AccelTensor a = upload_as<int32_t>(ACCEL_DTYPE_I32, {1, 2, 3, 4}, {4});
+  AccelTensor b = upload_as<int32_t>(ACCEL_DTYPE_I32, {1, 0, 1, 1}, {4});
+  AccelTensor y = tensor(ACCEL_DTYPE_I32, {4}, sizeof(int32_t));
+  const std::vector<AccelFusedInstruction> divide{load_instruction(0, ACCEL_DTYPE_I32),
+                                                  load_instruction(1, ACCEL_DTYPE_I32),
+                                                  op_instruction(ACCEL_OP_DIV, ACCEL_DTYPE_I32, 0, 1)};
+  const std::vector<AccelFusedOutput> stored{fused_output(2)};
+  AccelFusedElementwiseAttributes program = fused_program({4}, divide, stored);
+  std::string error = run(ACCEL_OP_FUSED_ELEMENTWISE, {a, b}, {y}, &program);
+  EXPECT_EQ(error.rfind("1: FUSED_ELEMENTWISE(int32[4], int32[4] -> int32[4]): ", 0), 0u) << error;
+  EXPECT_NE(error.find("instruction 2: integer division by zero"), std::string::npos) << error;
+
+  const std::vector<AccelFusedInstruction> forward_reference{load_instruction(0, ACCEL_DTYPE_I32),
+                                                             op_instruction(ACCEL_OP_NEG, ACCEL_DTYPE_I32, 1)};
+  const std::vector<AccelFusedOutput> second{fused_output(1)};
+  program = fused_program({4}, forward_reference, second);
+  error = run(ACCEL_OP_FUSED_ELEMENTWISE, {a}, {y}, &program);
+  EXPECT_NE(error.find("instruction 1: NEG operand 0 is value 1; an operand must be an earlier instruction (0 to 0)"),
+            std::string::npos)
+      << error;
+  // An output overlapping an input other than as the same tensor.
+  AccelTensor shifted = y;
+  shifted.buffer = a.buffer;
+  shifted.shape[0] = 2;
+  shifted.byte_offset = 8;
+  const std::vector<AccelFusedInstruction> copy{load_instruction(0, ACCEL_DTYPE_I32)};
+  const std::vector<AccelFusedOutput> first{fused_output(0)};
+  program = fused_program({2}, copy, first);
+  AccelTensor head = a;
+  head.shape[0] = 2;
+  head.byte_offset = 4;
+  error = run(ACCEL_OP_FUSED_ELEMENTWISE, {head}, {shifted}, &program);
+  EXPECT_NE(error.find("overlaps input 0"), std::string::npos) << error;
+}
+
+// bf16 GEMM into float32 scratch, bias, sigmoid and mask, rounded once: as the
+// host kernels stage it, to the rounding of cuBLAS's own summation order.
+TEST_F(CudaFusedTest, Bf16MatmulEpilogueMatchesTheHostKernels) {
+  const int64_t m = 9, k = 33, n = 20;
+  auto bf16_ramp = [](size_t count, float scale) {
+    std::vector<uint16_t> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = accel::sdk::float_to_bf16(scale * std::cos(0.7f * static_cast<float>(i)));
+    return values;
+  };
+  const std::vector<uint16_t> a = bf16_ramp(m * k, 0.5f), b = bf16_ramp(k * n, 0.25f), bias = bf16_ramp(n, 1.0f),
+                              mask = bf16_ramp(m * n, 1.0f);
+  const int32_t flags = ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION | ACCEL_EPILOGUE_RELU_MASK;
+  const AccelMatmulAttributes attributes{sizeof(attributes), 0, 0, flags, ACCEL_OP_SIGMOID};
+  AccelTensor ty = tensor(ACCEL_DTYPE_BF16, {m, n}, sizeof(uint16_t));
+  g_math_op_ran = true;
+  ASSERT_EQ(run(ACCEL_OP_MATMUL,
+                {upload_as(ACCEL_DTYPE_BF16, a, {m, k}), upload_as(ACCEL_DTYPE_BF16, b, {k, n}),
+                 upload_as(ACCEL_DTYPE_BF16, bias, {n}), upload_as(ACCEL_DTYPE_BF16, mask, {m, n})},
+                {ty}, &attributes),
+            "");
+  std::vector<uint16_t> want(m * n);
+  auto bf16_tensor = [](const std::vector<int64_t>& shape, const std::vector<uint16_t>& data) {
+    return host_tensor_of(ACCEL_DTYPE_BF16, shape, const_cast<uint16_t*>(data.data()));
+  };
+  const std::vector<accel::host_kernels::HostTensor> in{bf16_tensor({m, k}, a), bf16_tensor({k, n}, b),
+                                                         bf16_tensor({n}, bias), bf16_tensor({m, n}, mask)};
+  const accel::host_kernels::HostTensor out = host_tensor_of(ACCEL_DTYPE_BF16, {m, n}, want.data());
+  accel::host_kernels::execute(ACCEL_OP_MATMUL, in, {&out, 1}, &attributes);
+  const std::vector<uint16_t> got = download_as<uint16_t>(ty, want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float expected = accel::sdk::bf16_to_float(want[i]);
+    ASSERT_NEAR(accel::sdk::bf16_to_float(got[i]), expected, std::fabs(expected) / 128 + 1e-6) << i;
+  }
+}
+
+// The input gradient through the padded-and-cropped path, with the whole epilogue.
+TEST_F(CudaFusedTest, Conv2dBackwardInputEpilogueMatchesTheHostKernels) {
+  const int64_t n = 2, h = 5, w = 4, c = 3, kh = 3, kw = 2, o = 4;
+  const int32_t flags = ACCEL_EPILOGUE_BIAS | ACCEL_EPILOGUE_ACTIVATION | ACCEL_EPILOGUE_RELU_MASK;
+  const AccelConv2dAttributes attributes{sizeof(attributes), 2, 1, 1, 1, 1, 0, 0, 1, flags, ACCEL_OP_TANH};
+  const int64_t oh = (h + 1 - kh) / 2 + 1, ow = (w + 1 - kw) / 1 + 1;
+  const std::vector<int64_t> dy_shape{n, oh, ow, o}, f_shape{kh, kw, c, o}, x_shape{n, h, w, c};
+  const std::vector<float> dy = ramp(n * oh * ow * o, 0.25f), f = ramp(kh * kw * c * o, 0.125f),
+                           bias = ramp(c, 0.5f), mask = ramp(n * h * w * c, 0.75f);
+  AccelTensor tdx = tensor(ACCEL_DTYPE_F32, x_shape, sizeof(float));
+  g_math_op_ran = true;
+  ASSERT_EQ(run(ACCEL_OP_CONV2D_BACKWARD_INPUT,
+                {upload(dy, dy_shape), upload(f, f_shape), upload(bias, {c}), upload(mask, x_shape)}, {tdx},
+                &attributes),
+            "");
+  const std::vector<float> want =
+      on_host(ACCEL_OP_CONV2D_BACKWARD_INPUT, {dy, f, bias, mask}, {dy_shape, f_shape, {c}, x_shape}, x_shape,
+              &attributes);
+  const std::vector<float> got = download(tdx, want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
 }
 
 }  // namespace
