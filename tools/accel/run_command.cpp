@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -209,13 +211,20 @@ void write_everything(const experiment::ExperimentResults& results,
 }
 
 void print_summary(const experiment::ExperimentResults& results, std::ostream& out) {
-  out << "\nrun        | status      | time/step                     | throughput      | accuracy\n";
-  for (const experiment::HeadlineRow& row : experiment::headline_rows(results)) {
+  const std::vector<experiment::HeadlineRow> rows = experiment::headline_rows(results);
+  // The run column fits the longest name ("tpu_v4_eager", sweep points).
+  size_t width = std::string_view("run").size();
+  for (const experiment::HeadlineRow& row : rows) width = std::max(width, row.run.size());
+  out << fmt::format("\n{:<{}} | status      | time/step                     | throughput      | accuracy\n", "run", width);
+  for (const experiment::HeadlineRow& row : rows) {
     std::string step = row.step_seconds ? fmt::format("{} ({})", experiment::format_seconds(*row.step_seconds), row.time_source) : "";
     std::string rate = row.examples_per_second ? fmt::format("{} ex/s", experiment::format_number(*row.examples_per_second)) : "";
     std::string accuracy = row.final_accuracy ? fmt::format("{:.2f} % ({})", *row.final_accuracy * 100, row.accuracy_source) : "";
-    out << fmt::format("{:<10} | {:<11} | {:<29} | {:<15} | {}\n", row.run, run_status_name(row.status), step, rate, accuracy);
-    if (!row.reason.empty() && row.status != RunStatus::kCompleted) out << fmt::format("           ^ {}\n", row.reason);
+    out << fmt::format("{:<{}} | {:<11} | {:<29} | {:<15} | {}\n", row.run, width, run_status_name(row.status), step, rate,
+                       accuracy);
+    if (!row.reason.empty() && row.status != RunStatus::kCompleted) {
+      out << fmt::format("{:<{}} ^ {}\n", "", width + 1, row.reason);
+    }
   }
 }
 
