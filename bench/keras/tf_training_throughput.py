@@ -18,32 +18,22 @@ callback times each epoch; the warm-up epochs are dropped and the median
 window is printed as a RESULT line, as the C++ bench does.
 """
 import argparse
-import gzip
 import os
 import statistics
-import struct
 import time
 
 import numpy as np
 
-DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+from fashion_mnist_files import read_training_files
+
 
 
 def load_data(samples):
-    images_path = os.path.join(DATA_DIR, "train-images-idx3-ubyte.gz")
-    labels_path = os.path.join(DATA_DIR, "train-labels-idx1-ubyte.gz")
-    if os.path.exists(images_path) and os.path.exists(labels_path):
-        with gzip.open(images_path, "rb") as f:
-            magic, count, rows, cols = struct.unpack(">IIII", f.read(16))
-            assert magic == 2051, magic
-            count = min(count, samples)
-            pixels = np.frombuffer(f.read(count * rows * cols), dtype=np.uint8)
-        with gzip.open(labels_path, "rb") as f:
-            magic, _ = struct.unpack(">II", f.read(8))
-            assert magic == 2049, magic
-            labels = np.frombuffer(f.read(count), dtype=np.uint8)
-        x = pixels.reshape(count, rows, cols).astype(np.float32) / 255.0
-        return x, labels.astype(np.int32), "fashion_mnist"
+    files = read_training_files(samples)
+    if files is not None:
+        pixels, labels, count, rows, cols = files
+        x = np.frombuffer(pixels, dtype=np.uint8).reshape(count, rows, cols).astype(np.float32) / 255.0
+        return x, np.frombuffer(labels, dtype=np.uint8).astype(np.int32), "fashion_mnist"
     generator = np.random.default_rng(7)
     x = generator.random((samples, 28, 28), dtype=np.float32)
     y = ((np.arange(samples) * 7919) % 10).astype(np.int32)

@@ -29,34 +29,24 @@ Debian's python3-torch (bench/keras/setup_bench.sh), run with
 /usr/bin/python3, not a pyenv python.
 """
 import argparse
-import gzip
 import os
 import re
 import statistics
-import struct
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from fashion_mnist_files import read_training_files
+
 EPSILON = 1e-7  # keras.backend.epsilon()
-DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 
 
 def load_data(samples):
-    images_path = os.path.join(DATA_DIR, "train-images-idx3-ubyte.gz")
-    labels_path = os.path.join(DATA_DIR, "train-labels-idx1-ubyte.gz")
-    if os.path.exists(images_path) and os.path.exists(labels_path):
-        with gzip.open(images_path, "rb") as f:
-            magic, count, rows, cols = struct.unpack(">IIII", f.read(16))
-            assert magic == 2051, magic
-            count = min(count, samples)
-            pixels = bytearray(f.read(count * rows * cols))
-        with gzip.open(labels_path, "rb") as f:
-            magic, _ = struct.unpack(">II", f.read(8))
-            assert magic == 2049, magic
-            labels = bytearray(f.read(count))
+    files = read_training_files(samples)
+    if files is not None:
+        pixels, labels, count, rows, cols = files
         x = torch.frombuffer(pixels, dtype=torch.uint8).reshape(count, 1, rows, cols).float() / 255.0
         y = torch.frombuffer(labels, dtype=torch.uint8).long()
         return x, y, "fashion_mnist"

@@ -1,0 +1,29 @@
+"""The Fashion-MNIST training files as raw bytes, for the Python peers of
+bench_training_throughput (torch_training_throughput.py,
+tf_training_throughput.py): the same images in the same order as accel's
+load_fashion_mnist reads. Gzip-compressed IDX files from Debian's
+dataset-fashion-mnist, or $ACCEL_FASHION_MNIST_DIR."""
+import gzip
+import os
+import struct
+
+DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+
+
+def read_training_files(samples):
+    """(pixels, labels, count, rows, cols) of the first `samples` training
+    images (uint8 bytes, row-major), or None when the files are not there."""
+    images_path = os.path.join(DATA_DIR, "train-images-idx3-ubyte.gz")
+    labels_path = os.path.join(DATA_DIR, "train-labels-idx1-ubyte.gz")
+    if not (os.path.exists(images_path) and os.path.exists(labels_path)):
+        return None
+    with gzip.open(images_path, "rb") as f:
+        magic, count, rows, cols = struct.unpack(">IIII", f.read(16))
+        assert magic == 2051, magic
+        count = min(count, samples)
+        pixels = bytearray(f.read(count * rows * cols))
+    with gzip.open(labels_path, "rb") as f:
+        magic, _ = struct.unpack(">II", f.read(8))
+        assert magic == 2049, magic
+        labels = bytearray(f.read(count))
+    return pixels, labels, count, rows, cols
