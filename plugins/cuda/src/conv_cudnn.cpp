@@ -13,6 +13,7 @@
 #include "epilogue.hpp"
 #include "op_dispatch.hpp"
 
+#include <cstddef>
 #include <cudnn.h>
 
 #include <array>
@@ -149,7 +150,8 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   if (call.num_inputs < 2 || call.num_outputs != 1 || call.inputs == nullptr || call.outputs == nullptr) {
     invalid("conv2d: expected two inputs (and the epilogue's) and one output");
   }
-  const auto& a = sdk::attributes_of<AccelConv2dAttributes>(call);
+  // Hosts before 1.2 send the struct without its epilogue fields (bind_epilogue reads those).
+  const auto& a = sdk::attributes_of<AccelConv2dAttributes>(call, offsetof(AccelConv2dAttributes, epilogue_flags));
   const Kind kind = call.op == ACCEL_OP_CONV2D ? Kind::kForward
                     : call.op == ACCEL_OP_CONV2D_BACKWARD_INPUT ? Kind::kBackwardData
                                                                 : Kind::kBackwardFilter;

@@ -13,6 +13,7 @@
 #include "math_libraries.hpp"
 #include "op_dispatch.hpp"
 
+#include <cstddef>
 #include <cublas_v2.h>
 
 #include <limits>
@@ -52,7 +53,9 @@ OpCost run_matmul(AccelDevice& device, const AccelOpCall& call) {
   if (call.num_inputs < 2 || call.num_outputs != 1 || call.inputs == nullptr || call.outputs == nullptr) {
     invalid("matmul: expected a, b (and the epilogue's inputs) -> y");
   }
-  const auto& attributes = sdk::attributes_of<AccelMatmulAttributes>(call);
+  // Hosts before 1.2 send the struct without its epilogue fields (bind_epilogue reads those).
+  const auto& attributes =
+      sdk::attributes_of<AccelMatmulAttributes>(call, offsetof(AccelMatmulAttributes, epilogue_flags));
   View a = view_of(call.inputs[0], "a"), b = view_of(call.inputs[1], "b");
   View y = view_of(call.outputs[0], "y");
   if (a.rank < 2 || b.rank < 2 || y.rank < 2) invalid("matmul: inputs and output need rank >= 2");

@@ -84,12 +84,15 @@ constexpr int64_t window_positions(int64_t padded_input, int64_t span, int64_t s
   return padded_input >= span ? (padded_input - span) / stride + 1 : 0;
 }
 
-// Reads an op's attribute struct, checking it is at least as large as this
-// plugin's view of it (older hosts send smaller structs).
+// Reads an op's attribute struct, checking it is at least `minimum_size`
+// bytes: by default this plugin's whole view of it. An op whose struct grew
+// (MATMUL and CONV2D gained epilogue fields in 1.2) passes the size of its
+// first version, so that older hosts' smaller structs are accepted; the
+// caller then reads the newer fields only below struct_size.
 template <typename Attributes>
-const Attributes& attributes_of(const AccelOpCall& call) {
+const Attributes& attributes_of(const AccelOpCall& call, size_t minimum_size = sizeof(Attributes)) {
   auto* attributes = static_cast<const Attributes*>(call.attributes);
-  if (attributes == nullptr || attributes->struct_size < sizeof(Attributes)) {
+  if (attributes == nullptr || attributes->struct_size < minimum_size) {
     throw PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "op attributes missing or too small");
   }
   return *attributes;
