@@ -9,9 +9,10 @@
 namespace accel::graph {
 namespace {
 
+// " CPU:0"; nothing for a node on no device (a host node).
 std::string short_device(const detail::LogicalDevice* device) {
-  if (device == nullptr) return "?";
-  return fmt::format("{}:{}", device->type(), device->index());
+  if (device == nullptr) return "";
+  return fmt::format(" {}:{}", device->type(), device->index());
 }
 
 std::string type_of(const Value& value) {
@@ -104,7 +105,7 @@ std::string graph_to_text(const Graph& graph, const std::string& name, const Buf
     if (value.kind == ValueKind::kNodeOutput) continue;
     const char* kind = value.kind == ValueKind::kParameter ? "parameter" : value.kind == ValueKind::kCapture ? "capture" : "constant";
     const std::string argument = value.kind == ValueKind::kParameter ? std::to_string(value.parameter_index) : "";
-    text += fmt::format("  %{} = {}({}) {} {}\n", index, kind, argument, type_of(value), short_device(value.device));
+    text += fmt::format("  %{} = {}({}) {}{}\n", index, kind, argument, type_of(value), short_device(value.device));
   }
   for (const Node& node : graph.nodes) {
     std::string inputs;
@@ -124,7 +125,7 @@ std::string graph_to_text(const Graph& graph, const std::string& name, const Buf
       types += (i ? ", " : " ") + type_of(graph.values[static_cast<size_t>(node.outputs[i])]);
     }
     const std::string label = node.label.empty() ? node_name(node.op) : node.label;
-    text += fmt::format("  {}{}({}){}{} {}{}\n", outputs, label, inputs, attributes_text(node), types,
+    text += fmt::format("  {}{}({}){}{}{}{}\n", outputs, label, inputs, attributes_text(node), types,
                         short_device(node.device), node.refresh ? " (refreshed each run)" : "");
     if (node.program) text += program_text(*node.program);
   }
