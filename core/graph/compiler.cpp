@@ -56,6 +56,7 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
   statistics.dead_ops_removed = eliminate_dead_code(graph);
   statistics.common_subexpressions_removed = eliminate_common_subexpressions(graph);
   statistics.constants_folded = fold_constants(graph);
+  statistics.pooling_gradients_simplified = simplify_pooling_gradients(graph);
   if (jit_compile) {
     const FusionSupport support = FusionSupport::of_devices();
     const FusionStatistics epilogues = fuse_epilogues(graph, support);

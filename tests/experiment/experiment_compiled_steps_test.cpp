@@ -98,13 +98,14 @@ TEST(CompiledSteps, ACompiledRunRecordsWhatCompilingItsStepDid) {
 }
 
 // The quickstart's CNN on the emulated TPU v4, eager vs compiled: fusion and
-// on-chip residency keep intermediates out of HBM. At batch 32 the emulator
-// gives 61.2 MB vs 20.6 MB per step (2.97x); what remains compiled is mostly
-// MaxPoolGrad (reads the unpooled activations, writes their gradient), the
-// convolutions' reads, Adam's update and the fused elementwise kernels. At
-// batch 64 (the quickstart) the ratio is 2.44x, at 128 1.79x: the activations
-// outgrow the half of VMEM that keeps them. The bound asserted is below the
-// measured ratio, and the emulator's figures are deterministic.
+// on-chip residency keep intermediates out of HBM, and the ReLU mask and bias
+// gradient run on the pooled tensor (simplify_pooling_gradients). At batch 32
+// the emulator gives 61.2 MB vs 19.8 MB per step (3.09x); what remains
+// compiled is mostly MaxPoolGrad (reads the unpooled activations, writes
+// their gradient), the weight gradient's read of it, the convolutions and
+// Adam's update. At batch 64 (the quickstart) the ratio is 2.85x: the
+// activations outgrow the half of VMEM that keeps them. The emulator's
+// figures are deterministic.
 TEST(CompiledSteps, OnTheEmulatedTpuCompiledStepsMoveLessHbmTrafficThanEager) {
   const fs::path out = scratch_dir("compiled_tpu");
   const fs::path file = quickstart_like(out.string() + "_files", R"(
@@ -129,7 +130,7 @@ TEST(CompiledSteps, OnTheEmulatedTpuCompiledStepsMoveLessHbmTrafficThanEager) {
   const double eager_bytes = eager["headline"]["hbm_traffic_per_step"]["value"].get<double>();
   ASSERT_GT(compiled_bytes, 0);
   const double ratio = eager_bytes / compiled_bytes;
-  EXPECT_GE(ratio, 2.5) << "eager " << eager_bytes << " bytes per step, compiled " << compiled_bytes;
+  EXPECT_GE(ratio, 3.0) << "eager " << eager_bytes << " bytes per step, compiled " << compiled_bytes;
   const std::string markdown = read_text(out / "report.md");
   EXPECT_NE(markdown.find("- HBM traffic per training step: `tpu_v4_eager` (eager) "), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("eager / compiled = "), std::string::npos) << markdown;

@@ -62,28 +62,50 @@ TEST(BufferPlanning, ReusesTheBufferOfAValueWhoseLastReaderRan) {
   EXPECT_EQ(plan.planned_peak_bytes, 2048u + 1024u);
 }
 
-TEST(BufferPlanning, PicksTheSmallestGapThatFits) {
+// Placed in node order, a (256 bytes) and b (256) would take [0, 512) and c
+// (512), made once a is dead, would find only a's 256-byte gap and go to the
+// end: 1 KiB. Largest first, c takes 0, a (whose lifetime c does not share)
+// takes 0 too, and b goes above c: 768 bytes, the most ever live at once.
+TEST(BufferPlanning, PlacesTheLargestBuffersFirstSoSmallOnesDoNotFragmentTheArena) {
   GraphBuilder builder(device());
   const ValueId x = builder.parameter({64});     // 256 bytes
   const ValueId big = builder.parameter({128});  // 512 bytes
-  const ValueId a = builder.unary(ACCEL_OP_EXP, big);        // [0, 512)
-  const ValueId c = builder.unary(ACCEL_OP_EXP, x);          // [512, 768), live to the end
-  const ValueId b = builder.unary(ACCEL_OP_EXP, x);          // [768, 1024)
-  const ValueId d = builder.unary(ACCEL_OP_EXP, big);        // [1024, 1536), live to the end
-  const ValueId keep = builder.binary(ACCEL_OP_ADD, b, b);   // no gap yet: the end; then b is free
-  const ValueId after = builder.binary(ACCEL_OP_ADD, a, a);  // b's 256 are too few: the end; then a is free
-  const ValueId small = builder.unary(ACCEL_OP_NEG, x);      // gaps of 512 (a's) and 256 (b's): b's
-  builder.result(builder.binary(ACCEL_OP_ADD, builder.binary(ACCEL_OP_ADD, c, small),
-                                builder.binary(ACCEL_OP_ADD, keep, builder.binary(ACCEL_OP_ADD, d, after))));
+  const ValueId a = builder.unary(ACCEL_OP_EXP, x);    // node 0, read last by node 1
+  const ValueId b = builder.unary(ACCEL_OP_NEG, a);    // node 1, read last by node 3
+  const ValueId c = builder.unary(ACCEL_OP_EXP, big);  // node 2, read last by node 4
+  builder.result(builder.binary(ACCEL_OP_ADD, b, b));
+  builder.result(builder.binary(ACCEL_OP_ADD, c, c));
 
   const BufferPlan plan = plan_buffers(builder.graph);
+  EXPECT_EQ(offset_of(plan, c), 0);
   EXPECT_EQ(offset_of(plan, a), 0);
-  EXPECT_EQ(offset_of(plan, c), 512);
-  EXPECT_EQ(offset_of(plan, b), 768);
-  EXPECT_EQ(offset_of(plan, d), 1024);
+  EXPECT_EQ(offset_of(plan, b), 512);
+  EXPECT_EQ(plan.arena_bytes.at(device()), 768u);
+}
+
+TEST(BufferPlanning, SmallBuffersFillTheGapsOfDeadLargeOnes) {
+  GraphBuilder builder(device());
+  const ValueId x = builder.parameter({64});     // 256 bytes
+  const ValueId big = builder.parameter({128});  // 512 bytes
+  const ValueId a = builder.unary(ACCEL_OP_EXP, big);        // 512 bytes, nodes 0-2
+  const ValueId b = builder.unary(ACCEL_OP_EXP, big);        // 512 bytes, nodes 1-2
+  const ValueId keep = builder.unary(ACCEL_OP_EXP, x);       // 256 bytes, nodes 2-5
+  const ValueId sum = builder.binary(ACCEL_OP_ADD, a, b);    // 512 bytes, nodes 3-6
+  const ValueId small = builder.unary(ACCEL_OP_NEG, x);      // 256 bytes, nodes 4-5
+  builder.result(builder.binary(ACCEL_OP_ADD, builder.binary(ACCEL_OP_ADD, keep, small), sum));
+
+  const BufferPlan plan = plan_buffers(builder.graph);
+  // Largest first: a at 0, b above it, sum above both (node 3 reads a and b
+  // while it writes sum).
+  EXPECT_EQ(offset_of(plan, a), 0);
+  EXPECT_EQ(offset_of(plan, b), 512);
+  EXPECT_EQ(offset_of(plan, sum), 1024);
+  // keep shares its lifetime with all three: above them. small lives beside
+  // only sum and keep: the 1 KiB gap a and b left. The last addition's
+  // output (keep + small) finds a 768-byte gap above small, not the end.
   EXPECT_EQ(offset_of(plan, keep), 1536);
-  EXPECT_EQ(offset_of(plan, after), 1792);
-  EXPECT_EQ(offset_of(plan, small), 768);
+  EXPECT_EQ(offset_of(plan, small), 0);
+  EXPECT_EQ(plan.arena_bytes.at(device()), 1792u);
 }
 
 TEST(BufferPlanning, AReshapeSharesItsRootsBufferAndKeepsItAlive) {

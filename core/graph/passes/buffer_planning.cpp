@@ -9,10 +9,11 @@
 // is the output of a node that is no reshape and no value of it is a result
 // (results outlive the run; the executor allocates them on their own).
 //
-// Offsets are chosen in node order, best fit: a node's outputs are placed
-// while its inputs are still live, then the storages whose last reader it
-// was are freed; the smallest gap that holds a buffer takes it, else the end
-// of the arena, which grows. Sizes are rounded up to kArenaAlignment, so
+// Every buffer's lifetime is known before any is placed: from the node that
+// makes it to its last reader (a node's outputs overlap its inputs). Offsets
+// are chosen greedy by size, largest first, each in the smallest gap left by
+// the placed buffers whose lifetimes overlap its own (TensorFlow Lite's
+// arena planner does the same). Sizes are rounded up to kArenaAlignment, so
 // every offset is aligned. An unreduced output of FUSED_ELEMENTWISE may take
 // over the buffer of an input of the same shape and dtype whose storage is
 // planned, on the same device, read last by this node, and read through no
@@ -20,8 +21,8 @@
 // other node writes over a live buffer.
 //
 // eager_peak_bytes simulates eager dispatch: each node output allocated at
-// its node (exact bytes), freed after the last reader of its storage; results
-// never freed. planned_peak_bytes is the arenas plus the results' bytes.
+// its node (its bytes rounded up to kArenaAlignment, as an allocator aligns
+// them), freed after the last reader of its storage; results never freed. planned_peak_bytes is the arenas plus the results' bytes.
 #include "graph/passes/passes.hpp"
 
 #include "graph/passes/storage.hpp"
@@ -34,40 +35,61 @@ namespace {
 
 uint64_t aligned(uint64_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-// Best-fit placement in one arena, blocks by offset.
-class ArenaAllocator {
- public:
-  int64_t allocate(uint64_t bytes) {
-    if (bytes == 0) return 0;
+// One buffer of the arena: a storage, or several when fusions wrote in place
+// over their inputs, live from its first node to its last reader.
+struct Buffer {
+  detail::LogicalDevice* device = nullptr;
+  uint64_t bytes = 0;  // aligned
+  int32_t first = 0;
+  int32_t last = 0;
+  int64_t offset = 0;
+};
+
+bool lifetimes_overlap(const Buffer& a, const Buffer& b) { return a.first <= b.last && b.first <= a.last; }
+
+// Offsets for every buffer, greedy by size (the largest first, each in the
+// smallest gap between the buffers already placed whose lifetimes overlap
+// its own, else after them): what knowing every lifetime ahead allows, and
+// what keeps large activations from fragmenting the arena. Returns the arena
+// size per device.
+std::map<detail::LogicalDevice*, uint64_t> place_buffers(std::vector<Buffer>& buffers) {
+  std::vector<size_t> order(buffers.size());
+  for (size_t index = 0; index < order.size(); ++index) order[index] = index;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::map<detail::LogicalDevice*, uint64_t> arena_bytes;
+  std::vector<size_t> placed;
+  for (size_t index : order) {
+    Buffer& buffer = buffers[index];
+    arena_bytes.try_emplace(buffer.device, 0);
+    if (buffer.bytes == 0) continue;
+    std::vector<std::pair<int64_t, uint64_t>> taken;  // (offset, bytes) of the overlapping ones
+    for (size_t other : placed) {
+      const Buffer& neighbour = buffers[other];
+      if (neighbour.device == buffer.device && lifetimes_overlap(neighbour, buffer)) {
+        taken.emplace_back(neighbour.offset, neighbour.bytes);
+      }
+    }
+    std::sort(taken.begin(), taken.end());
     uint64_t previous_end = 0;
     int64_t best_offset = -1;
     uint64_t best_gap = 0;
-    for (const auto& [offset, size] : blocks_) {
-      const uint64_t gap = static_cast<uint64_t>(offset) - previous_end;
-      if (gap >= bytes && (best_offset < 0 || gap < best_gap)) {
-        best_offset = static_cast<int64_t>(previous_end);
-        best_gap = gap;
+    for (const auto& [offset, bytes] : taken) {
+      if (static_cast<uint64_t>(offset) > previous_end) {
+        const uint64_t gap = static_cast<uint64_t>(offset) - previous_end;
+        if (gap >= buffer.bytes && (best_offset < 0 || gap < best_gap)) {
+          best_offset = static_cast<int64_t>(previous_end);
+          best_gap = gap;
+        }
       }
-      previous_end = static_cast<uint64_t>(offset) + size;
+      previous_end = std::max(previous_end, static_cast<uint64_t>(offset) + bytes);
     }
-    // The room after the last block counts as a gap only up to the arena's
-    // current size; beyond it the arena grows.
-    const uint64_t tail = size_ > previous_end ? size_ - previous_end : 0;
-    if (tail >= bytes && (best_offset < 0 || tail < best_gap)) best_offset = static_cast<int64_t>(previous_end);
-    if (best_offset < 0) best_offset = static_cast<int64_t>(previous_end);
-    blocks_.emplace(best_offset, bytes);
-    size_ = std::max(size_, static_cast<uint64_t>(best_offset) + bytes);
-    return best_offset;
+    buffer.offset = best_offset >= 0 ? best_offset : static_cast<int64_t>(previous_end);
+    uint64_t& size = arena_bytes[buffer.device];
+    size = std::max(size, static_cast<uint64_t>(buffer.offset) + buffer.bytes);
+    placed.push_back(index);
   }
-  void release(int64_t offset, uint64_t bytes) {
-    if (bytes != 0) blocks_.erase(offset);
-  }
-  uint64_t size() const { return size_; }
-
- private:
-  std::map<int64_t, uint64_t> blocks_;
-  uint64_t size_ = 0;
-};
+  return arena_bytes;
+}
 
 }  // namespace
 
@@ -107,7 +129,8 @@ BufferPlan plan_buffers(const Graph& graph) {
   for (size_t id = 0; id < value_count; ++id) {
     if (made_here[id] && !returned[id]) freed_after[static_cast<size_t>(last_use[id])].push_back(static_cast<ValueId>(id));
   }
-  std::map<detail::LogicalDevice*, ArenaAllocator> arenas;
+  std::vector<Buffer> buffers;
+  std::vector<int32_t> buffer_of(value_count, -1);    // per planned storage
   std::vector<bool> handed_over(value_count, false);  // its buffer went to a fusion's output
   uint64_t eager_bytes = 0;
   uint64_t results_bytes = 0;
@@ -117,17 +140,12 @@ BufferPlan plan_buffers(const Graph& graph) {
     for (size_t position = 0; position < node.outputs.size(); ++position) {
       const ValueId output = node.outputs[position];
       const Value& value = graph.values[static_cast<size_t>(output)];
-      if (!made_here[static_cast<size_t>(output)]) {
-        // A reshape: the root's buffer, when it has one.
-        if (planned(output)) plan.offsets[static_cast<size_t>(output)] = plan.offsets[static_cast<size_t>(root[static_cast<size_t>(output)])];
-        continue;
-      }
-      eager_bytes += value.byte_size();
+      if (!made_here[static_cast<size_t>(output)]) continue;  // a reshape: its root's buffer, set below
+      eager_bytes += aligned(value.byte_size());
       if (!planned(output)) {
         results_bytes += value.byte_size();
         continue;
       }
-      int64_t offset = BufferPlan::kNotPlanned;
       const bool unreduced_fusion_output = node.op == ACCEL_OP_FUSED_ELEMENTWISE && node.program &&
                                            position < node.program->outputs.size() &&
                                            node.program->outputs[position].reduce_op == 0;
@@ -144,31 +162,35 @@ BufferPlan plan_buffers(const Graph& graph) {
             return root[static_cast<size_t>(other)] == storage;
           });
           if (reads_of_storage != 1) continue;
-          offset = plan.offsets[static_cast<size_t>(storage)];
+          const int32_t buffer = buffer_of[static_cast<size_t>(storage)];
+          buffer_of[static_cast<size_t>(output)] = buffer;
+          Buffer& shared = buffers[static_cast<size_t>(buffer)];
+          shared.last = std::max(shared.last, last_use[static_cast<size_t>(output)]);
           handed_over[static_cast<size_t>(storage)] = true;
           ++plan.in_place_writes;
           break;
         }
       }
-      if (offset == BufferPlan::kNotPlanned) offset = arenas[value.device].allocate(aligned(value.byte_size()));
-      plan.offsets[static_cast<size_t>(output)] = offset;
+      if (buffer_of[static_cast<size_t>(output)] < 0) {
+        buffer_of[static_cast<size_t>(output)] = static_cast<int32_t>(buffers.size());
+        buffers.push_back({value.device, aligned(value.byte_size()), static_cast<int32_t>(index),
+                           last_use[static_cast<size_t>(output)], 0});
+      }
     }
     plan.eager_peak_bytes = std::max(plan.eager_peak_bytes, eager_bytes);
     for (ValueId storage : freed_after[index]) {
-      const Value& value = graph.values[static_cast<size_t>(storage)];
-      eager_bytes -= value.byte_size();
-      if (!handed_over[static_cast<size_t>(storage)]) {
-        arenas[value.device].release(plan.offsets[static_cast<size_t>(storage)], aligned(value.byte_size()));
-      }
+      eager_bytes -= aligned(graph.values[static_cast<size_t>(storage)].byte_size());
     }
   }
-  uint64_t arena_total = 0;
   // Every device with a planned value has an entry, even when all its values
   // are empty: the executor looks its arena up.
-  for (const auto& [device, arena] : arenas) {
-    plan.arena_bytes[device] = arena.size();
-    arena_total += arena.size();
+  plan.arena_bytes = place_buffers(buffers);
+  for (size_t id = 0; id < value_count; ++id) {
+    const int32_t buffer = buffer_of[static_cast<size_t>(root[id])];
+    if (buffer >= 0 && planned(static_cast<ValueId>(id))) plan.offsets[id] = buffers[static_cast<size_t>(buffer)].offset;
   }
+  uint64_t arena_total = 0;
+  for (const auto& [device, bytes] : plan.arena_bytes) arena_total += bytes;
   plan.planned_peak_bytes = arena_total + results_bytes;
   return plan;
 }

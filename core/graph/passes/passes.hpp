@@ -29,6 +29,14 @@ int32_t eliminate_common_subexpressions(Graph& graph);
 // number of nodes folded.
 int32_t fold_constants(Graph& graph);
 
+// Two exact rewrites of the backward pass of ReLU -> MaxPool: RELU_BACKWARD of
+// a MAX_POOL_BACKWARD (masked by the pooling input) becomes a RELU_BACKWARD
+// of the pooled gradient (masked by the MAX_POOL output) before the
+// MAX_POOL_BACKWARD, and a SUM over the spatial axes of a MAX_POOL_BACKWARD
+// sums its pooled gradient instead: both then run over the pooled tensor.
+// Returns the number of rewrites.
+int32_t simplify_pooling_gradients(Graph& graph);
+
 // What the devices can run, asked by the fusion passes. of_devices() asks the
 // plugins (LogicalDevice::supports / supports_epilogue); tests pass their own.
 struct FusionSupport {
