@@ -19,17 +19,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::read_text;
+using testing::run_named;
 using testing::run_shell;
 using testing::scratch_dir;
 
 const std::string kAccel = ACCEL_CLI_PATH;
-
-const json& run_named(const json& document, const std::string& name) {
-  for (const json& run : document["runs"]) {
-    if (run["name"] == name) return run;
-  }
-  throw std::runtime_error("no run " + name);
-}
 
 // configs/quickstart.yaml's model and training, 4 steps of batch 32; `compare` is appended.
 fs::path quickstart_like(const fs::path& folder, const std::string& compare) {

@@ -38,6 +38,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::CommandResult;
 using testing::read_text;
+using testing::run_named;
 using testing::run_shell;
 using testing::scratch_dir;
 
@@ -64,13 +65,6 @@ class QuickstartRun : public ::testing::Test {
     ASSERT_EQ(run_.code, 0) << run_.output;
   }
   static json results() { return json::parse(read_text(directory_ / "results.json")); }
-  static const json& run_named(const json& document, const std::string& name) {
-    for (const json& run : document["runs"]) {
-      if (run["name"] == name) return run;
-    }
-    throw std::runtime_error("no run " + name);
-  }
-
   static inline fs::path directory_;
   static inline CommandResult run_;
 };

@@ -23,17 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::read_text;
+using testing::run_named;
 using testing::run_shell;
 using testing::scratch_dir;
 
 const std::string kAccel = ACCEL_CLI_PATH;
-
-const json& run_named(const json& document, const std::string& name) {
-  for (const json& run : document["runs"]) {
-    if (run["name"] == name) return run;
-  }
-  throw std::runtime_error("no run " + name);
-}
 
 // A small CNN on 8x8 synthetic images; `extra` is appended to the file.
 fs::path write_experiment(const fs::path& folder, const std::string& name, const std::string& extra) {

@@ -1,12 +1,16 @@
 // Shared by the end-to-end tests of `accel run`: running a command, reading
-// files, and a scratch folder per test under the system's temporary folder.
+// files, a scratch folder per test under the system's temporary folder, and
+// finding a run in results.json.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <sys/wait.h>
@@ -43,6 +47,14 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir.parent_path());
   return dir;
+}
+
+// The run of that name in a results.json document.
+inline const nlohmann::json& run_named(const nlohmann::json& document, const std::string& name) {
+  for (const nlohmann::json& run : document["runs"]) {
+    if (run["name"] == name) return run;
+  }
+  throw std::runtime_error("no run " + name);
 }
 
 }  // namespace accel::experiment::testing
