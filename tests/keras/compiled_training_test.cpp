@@ -4,8 +4,10 @@
 // CPU and on the emulated TPU: losses within 1e-5 relative at every step and
 // final weights within 1e-4 of max|w|. Also: one trace per batch signature,
 // the step really compiled (no eager fallback, fusions made), and Dropout
-// drawing new numbers at every replay.
+// drawing new numbers at every replay, and a step the graph cannot express
+// running eagerly with the reason.
 #include <accel/accel.hpp>
+#include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/keras/optimizers.hpp>
@@ -176,6 +178,47 @@ TEST(CompiledTrainingSignatures, ANewBatchSizeRetracesOnceAndTheSameSignatureNev
   EXPECT_EQ(model->train_function()->statistics().replays, 4 * 4 - 2);
   // The optimizer counted every compiled step.
   EXPECT_EQ(model->optimizer().iterations(), 16);
+}
+
+// A layer that looks at its input on the host (a data-dependent decision, as
+// a Python `if` on a tensor would be): the graph cannot express it.
+class HostCheck final : public Layer {
+ public:
+  HostCheck() : Layer("HostCheck", "host_check") {}
+  LayerShape compute_output_shape(const LayerShape& input_shape) const override { return input_shape; }
+  Tensor call(const Tensor& inputs, bool) override {
+    if (!std::isfinite(ops::reduce_max(inputs).item<float>())) throw InvalidArgumentError("non-finite input");
+    return inputs;
+  }
+};
+
+TEST(CompiledTrainingFallback, AStepThatReadsATensorOnTheHostRunsEagerlyWithTheReason) {
+  DeviceScope on_cpu("/CPU:0");
+  const Images data = images(4 * kBatch);
+  std::vector<std::vector<Tensor>> weights;
+  for (bool compiled : {false, true}) {
+    set_random_seed(5);
+    auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
+        std::make_shared<Flatten>(), std::make_shared<HostCheck>(), std::make_shared<Dense>(10)});
+    model->build({kUnknownDim, 28, 28, 1});
+    model->compile(std::make_shared<SGD>(SGDOptions{.learning_rate = 0.05}), logits_loss(), {"accuracy"},
+                   {.jit_compile = compiled});
+    model->fit(data.x, data.y, {.batch_size = kBatch, .verbose = 0, .shuffle = false});
+    if (compiled) {
+      const FunctionStatistics statistics = model->train_function()->statistics();
+      EXPECT_NE(statistics.eager_reason.find("on the host"), std::string::npos) << statistics.eager_reason;
+      EXPECT_EQ(statistics.traces, 1);
+      EXPECT_EQ(statistics.replays, 0);
+      EXPECT_EQ(statistics.eager_calls, 3);  // every later batch runs the step eagerly
+      EXPECT_EQ(model->optimizer().iterations(), 4);
+    }
+    weights.emplace_back();
+    for (const Variable& weight : model->weights()) weights.back().push_back(weight.value());
+  }
+  // Eagerly, as without jit_compile: the same weights.
+  for (size_t index = 0; index < weights[0].size(); ++index) {
+    EXPECT_EQ(max_abs(ops::sub(weights[0][index], weights[1][index])), 0.0);
+  }
 }
 
 TEST(CompiledTrainingDropout, DrawsNewNumbersAtEveryReplayAsEagerDoes) {
