@@ -79,15 +79,7 @@ struct CompiledGroup {
 class ElementwiseFuser {
  public:
   ElementwiseFuser(Graph& graph, const FusionSupport& support)
-      : graph_(graph),
-        support_(support),
-        readers_(graph.consumers()),
-        writers_(in_place_writers(graph)),
-        host_nodes_(host_node_indices(graph)),
-        is_result_(graph.values.size(), false),
-        group_of_node_(graph.nodes.size(), -1) {
-    for (ValueId result : graph.results) is_result_[static_cast<size_t>(result)] = true;
-  }
+      : graph_(graph), support_(support), uses_(graph), group_of_node_(graph.nodes.size(), -1) {}
 
   FusionStatistics run() {
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
@@ -211,8 +203,8 @@ class ElementwiseFuser {
   }
 
   bool read_outside(ValueId id, const std::vector<int32_t>& nodes) const {
-    if (is_result_[static_cast<size_t>(id)]) return true;
-    const auto& readers = readers_[static_cast<size_t>(id)];
+    if (uses_.is_result[static_cast<size_t>(id)]) return true;
+    const auto& readers = uses_.readers[static_cast<size_t>(id)];
     return std::any_of(readers.begin(), readers.end(), [&](int32_t reader) { return !contains(nodes, reader); });
   }
 
@@ -228,7 +220,7 @@ class ElementwiseFuser {
   // Whether the fused node of `nodes` (ascending) may stand at its place.
   bool valid(const std::vector<int32_t>& nodes) const {
     const int32_t place = place_of(nodes);
-    if (host_node_between(host_nodes_, nodes.front(), place)) return false;
+    if (host_node_between(uses_.host_nodes, nodes.front(), place)) return false;
     for (int32_t member : nodes) {
       const Node& current = node(member);
       for (ValueId input : current.inputs) {
@@ -237,10 +229,10 @@ class ElementwiseFuser {
           if (is_reduction(node(read.producer).op)) return false;  // a reduction is no instruction value
           continue;
         }
-        if (written_between(writers_, storage_root(graph_, input), member, place)) return false;
+        if (written_between(uses_.writers, storage_root(graph_, input), member, place)) return false;
       }
       for (ValueId output : current.outputs) {
-        for (int32_t reader : readers_[static_cast<size_t>(output)]) {
+        for (int32_t reader : uses_.readers[static_cast<size_t>(output)]) {
           if (!contains(nodes, reader) && reader < place) return false;
         }
       }
@@ -399,10 +391,7 @@ class ElementwiseFuser {
 
   Graph& graph_;
   const FusionSupport& support_;
-  std::vector<std::vector<int32_t>> readers_;
-  std::vector<std::vector<int32_t>> writers_;
-  std::vector<int32_t> host_nodes_;
-  std::vector<bool> is_result_;
+  const ValueUses uses_;
   std::vector<int32_t> group_of_node_;
   std::vector<Group> groups_;
   mutable std::map<ValueId, std::optional<double>> inline_constants_;

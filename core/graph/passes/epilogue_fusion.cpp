@@ -42,14 +42,7 @@ bool takes_relu_mask(int32_t op) { return op == ACCEL_OP_MATMUL || op == ACCEL_O
 class EpilogueFuser {
  public:
   EpilogueFuser(Graph& graph, const FusionSupport& support)
-      : graph_(graph),
-        support_(support),
-        readers_(graph.consumers()),
-        writers_(in_place_writers(graph)),
-        host_nodes_(host_node_indices(graph)),
-        is_result_(graph.values.size(), false) {
-    for (ValueId result : graph.results) is_result_[static_cast<size_t>(result)] = true;
-  }
+      : graph_(graph), support_(support), uses_(graph) {}
 
   FusionStatistics run() {
     std::vector<bool> removed(graph_.nodes.size(), false);
@@ -89,8 +82,8 @@ class EpilogueFuser {
 
   // The one node reading `id`, when it is no result and reads it on `device`.
   int32_t sole_reader(ValueId id, detail::LogicalDevice* device) const {
-    const auto& readers = readers_[static_cast<size_t>(id)];
-    if (readers.size() != 1 || is_result_[static_cast<size_t>(id)]) return -1;
+    const auto& readers = uses_.readers[static_cast<size_t>(id)];
+    if (readers.size() != 1 || uses_.is_result[static_cast<size_t>(id)]) return -1;
     const Node& reader = graph_.nodes[static_cast<size_t>(readers[0])];
     if (reader.device != device || reader.refresh || reader.outputs.size() != 1) return -1;
     return readers[0];
@@ -101,8 +94,8 @@ class EpilogueFuser {
   bool readable_at_producer(ValueId extra, int32_t producer, int32_t reader) const {
     const Value& extra_value = value(extra);
     if (extra_value.kind == ValueKind::kNodeOutput && extra_value.producer >= producer) return false;
-    return !written_between(writers_, storage_root(graph_, extra), producer, reader) &&
-           !host_node_between(host_nodes_, producer, reader);
+    return !written_between(uses_.writers, storage_root(graph_, extra), producer, reader) &&
+           !host_node_between(uses_.host_nodes, producer, reader);
   }
 
   std::vector<EpilogueStep> candidate_chain(int32_t producer_index) const {
@@ -215,10 +208,7 @@ class EpilogueFuser {
 
   Graph& graph_;
   const FusionSupport& support_;
-  std::vector<std::vector<int32_t>> readers_;
-  std::vector<std::vector<int32_t>> writers_;
-  std::vector<int32_t> host_nodes_;
-  std::vector<bool> is_result_;
+  const ValueUses uses_;
   FusionStatistics statistics_;
 };
 

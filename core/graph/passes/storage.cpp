@@ -69,4 +69,12 @@ bool host_node_between(const std::vector<int32_t>& host_nodes, int32_t after, in
   return any_between(host_nodes, after, before);
 }
 
+ValueUses::ValueUses(const Graph& graph)
+    : readers(graph.consumers()),
+      writers(in_place_writers(graph)),
+      host_nodes(host_node_indices(graph)),
+      is_result(graph.values.size(), false) {
+  for (ValueId result : graph.results) is_result[static_cast<size_t>(result)] = true;
+}
+
 }  // namespace accel::graph

@@ -36,4 +36,16 @@ std::vector<int32_t> host_node_indices(const Graph& graph);
 // True when a host node lies in the open interval (after, before).
 bool host_node_between(const std::vector<int32_t>& host_nodes, int32_t after, int32_t before);
 
+// What the fusion passes ask about every value before moving an op: who
+// reads it, which nodes write its storage in place, where the host nodes
+// are, and whether the function returns it. Taken once, on the graph as the
+// pass found it.
+struct ValueUses {
+  explicit ValueUses(const Graph& graph);
+  std::vector<std::vector<int32_t>> readers;  // Graph::consumers()
+  std::vector<std::vector<int32_t>> writers;  // in_place_writers()
+  std::vector<int32_t> host_nodes;            // host_node_indices()
+  std::vector<bool> is_result;                // per value id
+};
+
 }  // namespace accel::graph
