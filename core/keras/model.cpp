@@ -154,7 +154,7 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
     replica_train_step(x, y);
     return {};
   }
-  if (jit_compile_) return compiled_train_step(x, y);
+  if (jit_compile_) return compiled_step(x, y, /*training=*/true);
   Tensor y_pred;
   Tensor loss;
   std::vector<Variable> weights;
@@ -184,7 +184,7 @@ Logs Model::test_step(const Tensor& x, const Tensor& y) {
     replica_test_step(x, y);
     return {};
   }
-  if (jit_compile_) return compiled_test_step(x, y);
+  if (jit_compile_) return compiled_step(x, y, /*training=*/false);
   const Tensor y_pred = (*this)(x, /*training=*/false);
   update_metrics(y, y_pred, (*loss_)(y, y_pred));
   return metric_results();

@@ -83,25 +83,17 @@ void Model::update_metrics_from_results(const Tensor& x, const Tensor& y, const 
   }
 }
 
-Logs Model::compiled_train_step(const Tensor& x, const Tensor& y) {
-  build_for_compiled_step(x, /*training=*/true);
-  if (!train_function_) {
-    train_function_ = std::make_unique<Function>(
-        [this](const std::vector<Tensor>& arguments) { return step_results(arguments[0], arguments[1], true); },
-        FunctionOptions{name() + "_train_function", /*jit_compile=*/true});
+Logs Model::compiled_step(const Tensor& x, const Tensor& y, bool training) {
+  build_for_compiled_step(x, training);
+  std::unique_ptr<Function>& function = training ? train_function_ : test_function_;
+  if (!function) {
+    function = std::make_unique<Function>(
+        [this, training](const std::vector<Tensor>& arguments) {
+          return step_results(arguments[0], arguments[1], training);
+        },
+        FunctionOptions{name() + (training ? "_train_function" : "_test_function"), /*jit_compile=*/true});
   }
-  update_metrics_from_results(x, y, (*train_function_)({x, y}));
-  return metric_results();
-}
-
-Logs Model::compiled_test_step(const Tensor& x, const Tensor& y) {
-  build_for_compiled_step(x, /*training=*/false);
-  if (!test_function_) {
-    test_function_ = std::make_unique<Function>(
-        [this](const std::vector<Tensor>& arguments) { return step_results(arguments[0], arguments[1], false); },
-        FunctionOptions{name() + "_test_function", /*jit_compile=*/true});
-  }
-  update_metrics_from_results(x, y, (*test_function_)({x, y}));
+  update_metrics_from_results(x, y, (*function)({x, y}));
   return metric_results();
 }
 

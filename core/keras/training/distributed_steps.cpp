@@ -127,12 +127,15 @@ std::vector<Tensor> Model::replica_forward_backward(const Tensor& x, const Tenso
   // Keras scales each replica's loss so that the summed gradients are those
   // of the mean over the replicas.
   const Tensor scaled = scale_for_replicas(loss, *distribution_);
+  std::vector<Tensor> gradients = tape.gradient(scaled, weights);
   std::vector<Tensor> results{loss, y_pred};
-  for (Tensor& gradient : tape.gradient(scaled, weights)) {
+  for (size_t index = 0; index < weights.size(); ++index) {
     // A compiled pass returns a tensor for every weight: a weight the loss
     // does not reach gets zeros (eager skips it, as Keras does).
-    if (!gradient.defined() && jit_compile_) gradient = ops::zeros(weights[results.size() - 2].shape(), weights[results.size() - 2].dtype());
-    results.push_back(std::move(gradient));
+    if (!gradients[index].defined() && jit_compile_) {
+      gradients[index] = ops::zeros(weights[index].shape(), weights[index].dtype());
+    }
+    results.push_back(std::move(gradients[index]));
   }
   return results;
 }

@@ -296,8 +296,8 @@ class Model : public Layer {
   void build_in_strategy_scope(const Tensor& x);
 
   // The compiled steps (core/keras/training/compiled_steps.cpp).
-  Logs compiled_train_step(const Tensor& x, const Tensor& y);
-  Logs compiled_test_step(const Tensor& x, const Tensor& y);
+  // The train step (training) or the test step, compiled.
+  Logs compiled_step(const Tensor& x, const Tensor& y, bool training);
   Tensor compiled_predict_step(const Tensor& x);
   // What a compiled step needs made before tracing (a trace cannot create
   // variables): the model's weights and the optimizer's slots.
