@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/batch_losses.hpp"
 #include "../common/fresh_process.hpp"
 #include "strategy_test_support.hpp"
 
@@ -20,17 +21,12 @@
 namespace accel::distribute {
 namespace {
 
+using accel::testing::BatchLosses;
 using accel::testing::in_fresh_process;
 using namespace accel::distribute::testing;
 
 constexpr int64_t kSteps = 50;
 constexpr int64_t kGlobalBatch = 16;
-
-class BatchLosses final : public keras::Callback {
- public:
-  void on_train_batch_end(int64_t, const keras::Logs& logs) override { losses.push_back(logs.at("loss")); }
-  std::vector<double> losses;
-};
 
 struct Trained {
   std::vector<double> losses;

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/batch_losses.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -71,13 +73,6 @@ Images images(int64_t samples) {
   return {x, y};
 }
 
-// The running loss after every batch, as fit reports it.
-class BatchLosses final : public Callback {
- public:
-  void on_train_batch_end(int64_t, const Logs& logs) override { losses.push_back(logs.at("loss")); }
-  std::vector<double> losses;
-};
-
 struct Trained {
   std::vector<double> losses;
   std::vector<Tensor> weights;
@@ -93,7 +88,7 @@ Trained train(Architecture architecture, const std::string& optimizer, const std
   const LossArgument loss = architecture == Architecture::kCnn ? LossArgument("sparse_categorical_crossentropy")
                                                                : LossArgument(logits_loss());
   model->compile(make_optimizer(optimizer), loss, {"accuracy"}, {.jit_compile = compiled});
-  auto losses = std::make_shared<BatchLosses>();
+  auto losses = std::make_shared<accel::testing::BatchLosses>();
   model->fit(data.x, data.y, {.batch_size = kBatch, .verbose = 0, .callbacks = {losses}, .shuffle = false});
   Trained trained;
   trained.losses = losses->losses;
