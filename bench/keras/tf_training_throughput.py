@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from fashion_mnist_files import read_training_files
+from training_peer import add_run_arguments, read_training_files
 
 
 
@@ -42,13 +42,7 @@ def load_data(samples):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", choices=["cnn", "mlp"], default="cnn")
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--windows", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--samples", type=int, default=60000)
-    parser.add_argument("--threads", type=int, default=2)
+    add_run_arguments(parser, ["cnn", "mlp"])
     parser.add_argument("--jit-compile", choices=["auto", "true", "false"], default="auto")
     parser.add_argument("--steps-per-execution", type=int, default=1)
     args = parser.parse_args()

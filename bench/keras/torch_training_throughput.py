@@ -38,7 +38,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fashion_mnist_files import read_training_files
+from training_peer import add_run_arguments, read_training_files
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -149,13 +149,7 @@ def disable_tf32():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", choices=sorted(MODELS), default="cnn")
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--windows", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--samples", type=int, default=60000)
-    parser.add_argument("--threads", type=int, default=2)
+    add_run_arguments(parser, sorted(MODELS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
 

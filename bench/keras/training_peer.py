@@ -1,13 +1,25 @@
-"""The Fashion-MNIST training files as raw bytes, for the Python peers of
-bench_training_throughput (torch_training_throughput.py,
-tf_training_throughput.py): the same images in the same order as accel's
-load_fashion_mnist reads. Gzip-compressed IDX files from Debian's
-dataset-fashion-mnist, or $ACCEL_FASHION_MNIST_DIR."""
+"""What the Python peers of bench_training_throughput
+(torch_training_throughput.py, tf_training_throughput.py) share: the
+command-line arguments of a run, as the C++ bench takes them, and the
+Fashion-MNIST training files as raw bytes, the same images in the same order
+as accel's load_fashion_mnist reads (gzip-compressed IDX files from Debian's
+dataset-fashion-mnist, or $ACCEL_FASHION_MNIST_DIR)."""
 import gzip
 import os
 import struct
 
 DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+
+
+def add_run_arguments(parser, models):
+    """The arguments every peer takes: model, batch, timing windows, data size, threads."""
+    parser.add_argument("--model", choices=models, default="cnn")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--windows", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=60000)
+    parser.add_argument("--threads", type=int, default=2)
 
 
 def read_training_files(samples):
