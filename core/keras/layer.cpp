@@ -155,6 +155,7 @@ void Layer::build_for_list(const std::vector<LayerShape>& input_shapes) {
   }
   std::vector<LayerShape> unknown_batch;
   for (const LayerShape& shape : input_shapes) unknown_batch.push_back(with_unknown_batch(shape));
+  build_weights_for_list(unknown_batch);
   mark_built(compute_output_shapes(unknown_batch));
 }
 

@@ -71,6 +71,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  protected:
   virtual void build_weights(const LayerShape& /*input_shape*/) {}
+  // A layer called on a list that owns weights (MultiHeadAttention) creates
+  // them here on its first list call, from the inputs' shapes (batch unknown).
+  virtual void build_weights_for_list(const std::vector<LayerShape>& /*input_shapes*/) {}
   // A layer of one input and one output implements call; a layer called on a
   // list implements call_list (whose default calls call on the one input).
   virtual Tensor call(const Tensor& inputs, bool training);
