@@ -6,6 +6,7 @@
 #include "runtime/op_registry.hpp"
 
 #include <accel/error.hpp>
+#include <accel/plugin/op_classes.hpp>
 
 #include <fmt/format.h>
 
@@ -159,7 +160,8 @@ const char* node_name(int32_t op) {
 }
 
 bool is_fusible_elementwise(int32_t op) {
-  return (op >= ACCEL_OP_NEG && op <= ACCEL_OP_SELECT) || op == ACCEL_OP_CAST;
+  return sdk::is_unary_elementwise(op) || sdk::is_binary_elementwise(op) || op == ACCEL_OP_SELECT ||
+         op == ACCEL_OP_CAST;
 }
 
 }  // namespace accel::graph

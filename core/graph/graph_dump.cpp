@@ -4,6 +4,8 @@
 #include "runtime/logical_device.hpp"
 #include "runtime/op_registry.hpp"
 
+#include <accel/plugin/op_classes.hpp>
+
 #include <fmt/format.h>
 
 namespace accel::graph {
@@ -72,9 +74,7 @@ std::string program_text(const FusedProgram& program) {
       case ACCEL_FUSED_LOAD: body = fmt::format("load(input {})", instruction.operands[0]); break;
       case ACCEL_FUSED_CONSTANT: body = fmt::format("constant({})", instruction.value); break;
       case ACCEL_FUSED_OP: {
-        const int32_t arity = instruction.op == ACCEL_OP_SELECT ? 3
-                              : (instruction.op >= ACCEL_OP_ADD && instruction.op <= ACCEL_OP_TANH_BACKWARD) ? 2
-                                                                                                          : 1;
+        const int32_t arity = instruction.op == ACCEL_OP_SELECT ? 3 : sdk::is_binary_elementwise(instruction.op) ? 2 : 1;
         std::string operands;
         for (int32_t i = 0; i < arity; ++i) operands += fmt::format("{}${}", i ? ", " : "", instruction.operands[i]);
         body = fmt::format("{}({})", detail::op_info(instruction.op).name, operands);

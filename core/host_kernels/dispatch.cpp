@@ -8,6 +8,7 @@
 // operands' dtypes and counts follow from its program.
 #include "kernels.hpp"
 
+#include <accel/plugin/op_classes.hpp>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstddef>
@@ -72,7 +73,7 @@ OpClass class_of(AccelOp op) {
     case ACCEL_OP_FUSED_ELEMENTWISE:
       return OpClass::kOther;
     default:
-      return OpClass::kFloatMath;  // MATMUL..AVG_POOL_BACKWARD, EXP.., *_BACKWARD, POW, softmax, optimizers
+      return OpClass::kFloatMath;  // MATMUL..AVG_POOL_BACKWARD, EXP.., *_BACKWARD, POW, softmax, optimizers, ERF
   }
 }
 
@@ -95,7 +96,7 @@ Arity arity_of(AccelOp op) {
     case ACCEL_OP_ADAM_UPDATE: return {4, 4, 0};
     case ACCEL_OP_RMSPROP_UPDATE: return {5, 5, 0};
     default:
-      if (op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD) return {2, 2, 1};
+      if (sdk::is_binary_elementwise(op)) return {2, 2, 1};
       return {1, 1, 1};
   }
 }
@@ -298,8 +299,8 @@ void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor>
     case ACCEL_OP_RMSPROP_UPDATE: return rmsprop_update(in, attributes_as<AccelRmspropAttributes>(attributes));
     default: break;
   }
-  if (op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT) return unary(op, in[0], out[0]);
-  if (op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD) return binary(op, in[0], in[1], out[0]);
+  if (sdk::is_unary_elementwise(op)) return unary(op, in[0], out[0]);
+  if (sdk::is_binary_elementwise(op)) return binary(op, in[0], in[1], out[0]);
   fail(ACCEL_STATUS_UNIMPLEMENTED, "unknown op");
 }
 
@@ -427,7 +428,7 @@ const char* op_name(AccelOp op) noexcept {
       "REDUCE_MAX", "REDUCE_MIN", "ARGMAX", "SOFTMAX", "LOG_SOFTMAX", "SPARSE_SOFTMAX_CROSS_ENTROPY", "CAST",
       "FILL", "RANDOM_UNIFORM", "RANDOM_NORMAL", "RANDOM_TRUNCATED_NORMAL", "TRANSPOSE", "COPY",
       "BROADCAST_TO", "SLICE", "CONCAT", "PAD", "GATHER", "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE",
-      "RMSPROP_UPDATE", "FUSED_ELEMENTWISE"};
+      "RMSPROP_UPDATE", "FUSED_ELEMENTWISE", "ERF"};
   if (op < 0 || op >= ACCEL_OP_COUNT) return "UNKNOWN_OP";
   return names[op];
 }

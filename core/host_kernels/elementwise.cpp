@@ -153,6 +153,7 @@ void unary_typed(AccelOp op, const HostTensor& x, const HostTensor& y) {
       case ACCEL_OP_RECIPROCAL: return run_unary<float, float>(x, y, Reciprocal{}, kCheapGrain);
       case ACCEL_OP_SIGMOID: return run_unary<float, float>(x, y, Sigmoid{}, kExpensiveGrain);
       case ACCEL_OP_TANH: return run_unary<float, float>(x, y, Tanh{}, kExpensiveGrain);
+      case ACCEL_OP_ERF: return run_unary<float, float>(x, y, Erf{}, kExpensiveGrain);
       default: break;
     }
   }

@@ -101,6 +101,7 @@ struct Rsqrt { float operator()(float x) const { return 1.0f / std::sqrt(x); } }
 struct Reciprocal { float operator()(float x) const { return 1.0f / x; } };
 struct Sigmoid { float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); } };
 struct Tanh { float operator()(float x) const { return std::tanh(x); } };
+struct Erf { float operator()(float x) const { return std::erf(x); } };
 struct LogicalNot { uint8_t operator()(uint8_t x) const { return x == 0; } };
 
 // One run of a binary op; a_step/b_step are 0 (repeat) or 1 (walk). The four

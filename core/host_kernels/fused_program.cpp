@@ -6,6 +6,8 @@
 
 #include "kernels.hpp"
 
+#include <accel/plugin/op_classes.hpp>
+
 #include <algorithm>
 #include <string>
 
@@ -21,13 +23,11 @@ std::string shape_text(int32_t rank, const int64_t* shape) {
 }
 
 bool is_known_dtype(AccelDType dtype) { return dtype >= ACCEL_DTYPE_F32 && dtype < ACCEL_DTYPE_COUNT; }
-bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
-bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
 bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
 bool is_reduction(AccelOp op) { return op >= ACCEL_OP_REDUCE_SUM && op <= ACCEL_OP_REDUCE_MIN; }
 bool is_transcendental(AccelOp op) {
   return op == ACCEL_OP_EXP || op == ACCEL_OP_LOG || op == ACCEL_OP_SIGMOID || op == ACCEL_OP_TANH ||
-         op == ACCEL_OP_POW;
+         op == ACCEL_OP_POW || op == ACCEL_OP_ERF;
 }
 
 // Elementary operations per element, for the parallel grain: a libm call
@@ -164,8 +164,8 @@ class Planner {
   void plan_op(const std::string& where, int32_t index, const AccelFusedInstruction& instruction, FusedStep& step) {
     const AccelOp op = instruction.op;
     step.op = op;
-    if (is_unary(op) || op == ACCEL_OP_CAST) step.operand_count = 1;
-    else if (is_binary(op)) step.operand_count = 2;
+    if (sdk::is_unary_elementwise(op) || op == ACCEL_OP_CAST) step.operand_count = 1;
+    else if (sdk::is_binary_elementwise(op)) step.operand_count = 2;
     else if (op == ACCEL_OP_SELECT) step.operand_count = 3;
     else {
       fail_at(where, std::string("op ") + op_name(op) +

@@ -124,6 +124,7 @@ StepKernel unary_for(AccelOp op) {
         case ACCEL_OP_RECIPROCAL: return &unary_kernel<float, float, Reciprocal>;
         case ACCEL_OP_SIGMOID: return &unary_kernel<float, float, Sigmoid>;
         case ACCEL_OP_TANH: return &unary_kernel<float, float, Tanh>;
+        case ACCEL_OP_ERF: return &unary_kernel<float, float, Erf>;
         default: break;
       }
     }

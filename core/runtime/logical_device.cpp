@@ -4,6 +4,7 @@
 #include "runtime/status.hpp"
 
 #include <accel/error.hpp>
+#include <accel/plugin/op_classes.hpp>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ void LogicalDevice::attach(AccelDevice* handle) {
   handle_ = handle;
   for (int32_t op = 0; op < ACCEL_OP_COUNT; ++op) {
     // A plugin built for an older minor never hears of ops appended after it.
-    if (op >= ACCEL_OP_FUSED_ELEMENTWISE && plugin_->api->api_minor < 2) continue;
+    if (plugin_->api->api_minor < sdk::op_since_minor(op)) continue;
     for (int32_t dtype = 0; dtype < ACCEL_DTYPE_COUNT; ++dtype) {
       supported_[op][dtype] =
           plugin_->api->supports_op(handle_, static_cast<AccelOp>(op), static_cast<AccelDType>(dtype)) != 0;

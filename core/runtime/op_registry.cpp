@@ -80,6 +80,7 @@ const std::array<OpInfo, ACCEL_OP_COUNT> kOps = {{
     {"ResourceApplyAdam", "optimizer", sizeof(AccelAdamAttributes), 0b0111},
     {"ResourceApplyRMSProp", "optimizer", sizeof(AccelRmspropAttributes), 0b01111},
     {"Fusion", "fusion", sizeof(AccelFusedElementwiseAttributes), 0},
+    {"Erf", "elementwise", kNone, 0},
 }};
 
 const OpInfo kReshape = {"Reshape", "data movement", kNone, 0};

@@ -297,6 +297,10 @@ Tensor tanh(const Tensor& x) { return unary(ACCEL_OP_TANH, x); }
 Tensor sign(const Tensor& x) { return unary(ACCEL_OP_SIGN, x); }
 Tensor reciprocal(const Tensor& x) { return unary(ACCEL_OP_RECIPROCAL, x); }
 Tensor logical_not(const Tensor& x) { return unary(ACCEL_OP_LOGICAL_NOT, x); }
+Tensor erf(const Tensor& x) {
+  require_float(ACCEL_OP_ERF, x);
+  return unary(ACCEL_OP_ERF, x);
+}
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(ACCEL_OP_ADD, a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(ACCEL_OP_SUB, a, b); }

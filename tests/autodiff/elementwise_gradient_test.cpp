@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace accel {
@@ -43,9 +44,35 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"relu", ops::relu, random_input_away_from(kUnaryShape, 8, 0.0f, 0.1f)},
         UnaryCase{"sigmoid", ops::sigmoid, random_input(kUnaryShape, 9, -3.0f, 3.0f)},
         UnaryCase{"tanh", ops::tanh, random_input(kUnaryShape, 10, -2.0f, 2.0f)},
+        UnaryCase{"erf", ops::erf, random_input(kUnaryShape, 13, -2.0f, 2.0f)},
         UnaryCase{"sign", ops::sign, random_input_away_from(kUnaryShape, 11, 0.0f, 0.1f)},
         UnaryCase{"reciprocal", ops::reciprocal, random_input(kUnaryShape, 12, 0.5f, 2.0f)}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) { return std::string(info.param.name); });
+
+// ERF's gradient is built from ops (2/sqrt(pi) exp(-x^2) dy), so it has a
+// gradient of its own: both against the closed forms, in double.
+TEST(ErfGradient, FirstAndSecondDerivativesMatchClosedForms) {
+  const std::vector<float> points = {-2.0f, -0.7f, 0.0f, 0.3f, 1.5f};
+  const Tensor x = Tensor::from_vector<float>(points, {static_cast<int64_t>(points.size())});
+  GradientTape outer;
+  outer.watch(x);
+  Tensor first;
+  {
+    GradientTape inner;
+    inner.watch(x);
+    first = inner.gradient(ops::reduce_sum(ops::erf(x)), {x})[0];
+  }
+  const Tensor second = outer.gradient(ops::reduce_sum(first), {x})[0];
+  const std::vector<float> first_values = first.to_vector<float>();
+  const std::vector<float> second_values = second.to_vector<float>();
+  const double two_over_sqrt_pi = 2.0 / std::sqrt(std::acos(-1.0));
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double point = points[i];
+    const double slope = two_over_sqrt_pi * std::exp(-point * point);
+    EXPECT_NEAR(first_values[i], slope, 1e-6) << "at x = " << point;
+    EXPECT_NEAR(second_values[i], -2.0 * point * slope, 1e-5) << "at x = " << point;
+  }
+}
 
 struct BinaryCase {
   const char* name;

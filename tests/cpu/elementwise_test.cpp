@@ -4,6 +4,8 @@
 // sizes (empty, one element, odd lengths past the vector width).
 #include "test_tensor.hpp"
 
+#include <accel/plugin/op_classes.hpp>
+
 #include <functional>
 #include <limits>
 
@@ -24,6 +26,7 @@ double reference_unary(AccelOp op, double x) {
     case ACCEL_OP_TANH: return std::tanh(x);
     case ACCEL_OP_SIGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
     case ACCEL_OP_RECIPROCAL: return 1.0 / x;
+    case ACCEL_OP_ERF: return std::erf(x);
     default: return NAN;
   }
 }
@@ -51,6 +54,14 @@ double reference_binary(AccelOp op, double a, double b, bool integral) {
 }
 
 bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
+
+// The unary ops on floats: NEG .. RECIPROCAL, and ERF (appended in 1.3).
+std::vector<AccelOp> float_unary_ops() {
+  std::vector<AccelOp> ops;
+  for (int op = ACCEL_OP_NEG; op <= ACCEL_OP_RECIPROCAL; ++op) ops.push_back(static_cast<AccelOp>(op));
+  ops.push_back(ACCEL_OP_ERF);
+  return ops;
+}
 
 struct BroadcastCase {
   Shape a, b, out;
@@ -149,7 +160,7 @@ TEST(Elementwise, BadBroadcastIsInvalidArgument) {
 }
 
 TEST(Elementwise, FloatUnaryOps) {
-  for (int op = ACCEL_OP_NEG; op <= ACCEL_OP_RECIPROCAL; ++op) {
+  for (AccelOp op : float_unary_ops()) {
     for (const Shape& shape : {Shape{0}, Shape{1}, Shape{33}, Shape{3, 70001}}) {
       const bool positive = op == ACCEL_OP_LOG || op == ACCEL_OP_SQRT || op == ACCEL_OP_RSQRT;
       Tensor x = random_tensor(ACCEL_DTYPE_F32, shape, positive ? 0.1 : -4, 4, 7);
@@ -161,6 +172,45 @@ TEST(Elementwise, FloatUnaryOps) {
       expect_close(y, expected, 2e-6);
     }
   }
+}
+
+TEST(Elementwise, ErfEdgeValuesAndHalfPrecision) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = tensor_of(ACCEL_DTYPE_F32, {7}, {0.0, -0.0, 1.0, -2.5, 6.0, inf, -inf});
+  Tensor y(ACCEL_DTYPE_F32, {7});
+  run(ACCEL_OP_ERF, {&x}, {&y});
+  expect_close(y, {0.0, 0.0, std::erf(1.0), std::erf(-2.5), 1.0, 1.0, -1.0}, 1e-7);
+  EXPECT_TRUE(std::signbit(y.value(1)));  // erf is odd: -0 stays -0
+  Tensor nan = tensor_of(ACCEL_DTYPE_F32, {1}, {NAN}), nan_y(ACCEL_DTYPE_F32, {1});
+  run(ACCEL_OP_ERF, {&nan}, {&nan_y});
+  EXPECT_TRUE(std::isnan(nan_y.value(0)));
+  // BF16 / F16 are computed in float and rounded once.
+  for (AccelDType dtype : {ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16}) {
+    Tensor half = random_tensor(dtype, {65}, -3, 3, 11), half_y(dtype, {65});
+    run(ACCEL_OP_ERF, {&half}, {&half_y});
+    Tensor rounded(dtype, {65});
+    for (int64_t i = 0; i < half.count(); ++i) rounded.set(i, std::erf(static_cast<float>(half.value(i))));
+    std::vector<double> expected(65);
+    for (int64_t i = 0; i < 65; ++i) expected[i] = rounded.value(i);
+    SCOPED_TRACE(sdk::dtype_name(dtype));
+    expect_close(half_y, expected, 0.0);
+  }
+}
+
+TEST(Elementwise, ErfIsDefinedForFloatsOnly) {
+  EXPECT_TRUE(sdk::is_unary_elementwise(ACCEL_OP_ERF));
+  EXPECT_FALSE(sdk::is_binary_elementwise(ACCEL_OP_ERF));
+  for (AccelDType dtype : {ACCEL_DTYPE_F32, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16}) {
+    EXPECT_TRUE(host_kernels::supports(ACCEL_OP_ERF, dtype)) << sdk::dtype_name(dtype);
+  }
+  for (AccelDType dtype : {ACCEL_DTYPE_I32, ACCEL_DTYPE_I64, ACCEL_DTYPE_U8, ACCEL_DTYPE_BOOL}) {
+    EXPECT_FALSE(host_kernels::supports(ACCEL_OP_ERF, dtype)) << sdk::dtype_name(dtype);
+    Tensor x(dtype, {3}), y(dtype, {3});
+    std::string message;
+    EXPECT_EQ(error_code_of([&] { run(ACCEL_OP_ERF, {&x}, {&y}); }, &message), ACCEL_STATUS_UNIMPLEMENTED);
+    EXPECT_NE(message.find("ERF"), std::string::npos) << message;
+  }
+  EXPECT_STREQ(host_kernels::op_name(ACCEL_OP_ERF), "ERF");
 }
 
 TEST(Elementwise, IntegerUnaryOpsAndLogicalNot) {

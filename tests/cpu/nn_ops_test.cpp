@@ -292,10 +292,13 @@ TEST(Supports, IsTruthfulForEveryOpAndDtype) {
   EXPECT_FALSE(host_kernels::supports(ACCEL_OP_COUNT, ACCEL_DTYPE_F32));
   EXPECT_FALSE(host_kernels::supports(ACCEL_OP_ADD, ACCEL_DTYPE_COUNT));
   // Unary and binary ops: supports() agrees with what execute() accepts.
-  for (int op = ACCEL_OP_NEG; op <= ACCEL_OP_TANH_BACKWARD; ++op) {
+  std::vector<int> elementwise_ops;
+  for (int op = ACCEL_OP_NEG; op <= ACCEL_OP_TANH_BACKWARD; ++op) elementwise_ops.push_back(op);
+  elementwise_ops.push_back(ACCEL_OP_ERF);
+  for (int op : elementwise_ops) {
     for (int d = 0; d < ACCEL_DTYPE_COUNT; ++d) {
       const auto dtype = static_cast<AccelDType>(d);
-      const bool binary = op >= ACCEL_OP_ADD;
+      const bool binary = op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD;
       const bool comparison = op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL;
       Tensor a = tensor_of(dtype, {2}, {1, 1}), b = tensor_of(dtype, {2}, {1, 1});
       Tensor y(comparison ? ACCEL_DTYPE_BOOL : dtype, {2});

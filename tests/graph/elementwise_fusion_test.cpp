@@ -405,6 +405,45 @@ TEST(ElementwiseFusion, AsksForThePrincipalDtypeAndRespectsADecline) {
   EXPECT_EQ(testing::ops_of(graph), (std::vector<int32_t>{ACCEL_OP_CAST, ACCEL_OP_EXP}));
 }
 
+// ERF (API 1.3) is elementwise like the ops before it, but a plugin built for
+// 1.2 claims FUSED_ELEMENTWISE without knowing it: it joins a fusion only
+// where the device claims it as a plain op.
+TEST(ElementwiseFusion, ErfFusesOnlyWhereTheDeviceRunsIt) {
+  auto build = [](GraphBuilder& builder) {
+    const ValueId x = builder.parameter({4, 8});
+    const ValueId scale = builder.parameter({8});
+    const ValueId erf = builder.unary(ACCEL_OP_ERF, builder.binary(ACCEL_OP_MUL, x, scale));
+    builder.result(builder.binary(ACCEL_OP_MUL, x, erf));
+  };
+  {
+    GraphBuilder builder(device());
+    build(builder);
+    Graph& graph = builder.graph;
+    EXPECT_EQ(fuse_elementwise(graph, testing::support_everything()).fusions, 1);
+    expect_all_well_formed(graph);
+    ASSERT_EQ(testing::ops_of(graph), std::vector<int32_t>{ACCEL_OP_FUSED_ELEMENTWISE});
+    EXPECT_EQ(graph.nodes[0].label, "Fusion(Mul+Erf+Mul)");
+    EXPECT_EQ(graph.nodes[0].program->instructions[3].op, ACCEL_OP_ERF);
+  }
+  {
+    GraphBuilder builder(device());
+    build(builder);
+    Graph& graph = builder.graph;
+    FusionSupport support = testing::support_everything();
+    std::vector<AccelOp> asked;
+    support.plain_op = [&](detail::LogicalDevice* on, AccelOp op, AccelDType dtype) {
+      EXPECT_EQ(on, device());
+      EXPECT_EQ(dtype, ACCEL_DTYPE_F32);
+      asked.push_back(op);
+      return false;
+    };
+    EXPECT_EQ(fuse_elementwise(graph, support).fusions, 0);
+    ASSERT_FALSE(asked.empty());  // about ERF only: the ops of 1.2 need no asking
+    for (AccelOp op : asked) EXPECT_EQ(op, ACCEL_OP_ERF);
+    EXPECT_EQ(testing::ops_of(graph), (std::vector<int32_t>{ACCEL_OP_MUL, ACCEL_OP_ERF, ACCEL_OP_MUL}));
+  }
+}
+
 TEST(ElementwiseFusion, OneElementConstantsBecomeConstantInstructions) {
   GraphBuilder builder(testing::cpu_device());
   const ValueId x = builder.parameter({4, 8});

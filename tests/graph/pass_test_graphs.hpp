@@ -36,6 +36,7 @@ inline FusionSupport support_everything() {
   FusionSupport support;
   support.fused_elementwise = [](detail::LogicalDevice*, AccelDType) { return true; };
   support.epilogue = [](detail::LogicalDevice*, AccelOp, AccelDType, int32_t, AccelOp) { return true; };
+  support.plain_op = [](detail::LogicalDevice*, AccelOp, AccelDType) { return true; };
   return support;
 }
 

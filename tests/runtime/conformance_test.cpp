@@ -200,6 +200,19 @@ void add_fused_cases(std::vector<OpCase>& cases) {
     cases.push_back({"FusedSelectCastCompare", {{shape, DType::kFloat32, -4, 4}}, run_fused(std::move(program)),
                      Tolerance::kExact, {}, claims_fusion(kF32)});
   }
+  {  // the exact GELU, 0.5 x (1 + erf(x / sqrt(2))): ERF (1.3) inside a fusion, and erf itself
+    const Shape shape = shape_of({5, 67});
+    FusedProgram program{shape,
+                         {load(0), constant(0.7071067811865476), fused_op(ACCEL_OP_MUL, kF32, 0, 1),
+                          fused_op(ACCEL_OP_ERF, kF32, 2), constant(1.0), fused_op(ACCEL_OP_ADD, kF32, 3, 4),
+                          constant(0.5), fused_op(ACCEL_OP_MUL, kF32, 0, 6), fused_op(ACCEL_OP_MUL, kF32, 7, 5)},
+                         {stored(8), stored(3)},
+                         {{shape, DType::kFloat32}, {shape, DType::kFloat32}}};
+    cases.push_back({"FusedGeluErf", {{shape, DType::kFloat32, -4, 4}}, run_fused(std::move(program)),
+                     Tolerance::kTranscendental, {}, [](const Device& device) {
+                       return claims_fusion(kF32)(device) && device.internal()->supports(ACCEL_OP_ERF, kF32);
+                     }});
+  }
   {  // reductions of a gradient: columns (a bias gradient), rows kept as [N, 1], everything
     const Shape shape = shape_of({64, 48});
     FusedProgram program{shape,
@@ -288,7 +301,8 @@ std::vector<OpCase> all_cases() {
              {"Sqrt", ops::sqrt, 0.1, 4, Tolerance::kElementwise}, {"Rsqrt", ops::rsqrt, 0.1, 4, Tolerance::kTranscendental},
              {"Square", ops::square, -2, 2, Tolerance::kElementwise}, {"Relu", ops::relu, -2, 2, Tolerance::kExact},
              {"Sigmoid", ops::sigmoid, -4, 4, Tolerance::kTranscendental}, {"Tanh", ops::tanh, -3, 3, Tolerance::kTranscendental},
-             {"Sign", ops::sign, -2, 2, Tolerance::kExact}, {"Reciprocal", ops::reciprocal, 0.5, 3, Tolerance::kElementwise}}) {
+             {"Sign", ops::sign, -2, 2, Tolerance::kExact}, {"Reciprocal", ops::reciprocal, 0.5, 3, Tolerance::kElementwise},
+             {"Erf", ops::erf, -3, 3, Tolerance::kTranscendental}}) {
       cases.push_back({fmt::format("{}_{}", op.name, suffix), {{shape, DType::kFloat32, op.low, op.high}},
                        unary(op.function), op.tolerance, {}});
     }

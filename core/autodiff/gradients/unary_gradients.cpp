@@ -61,6 +61,11 @@ void register_unary_gradients(GradientRegistry& registry) {
   registry.register_gradient(ACCEL_OP_RECIPROCAL, "Reciprocal", unary([](const Tensor&, const Tensor& y, const Tensor& dy) {
     return neg(mul(dy, square(y)));
   }));
+  // d erf(x) = 2/sqrt(pi) exp(-x^2), TensorFlow's ErfGrad.
+  registry.register_gradient(ACCEL_OP_ERF, "Erf", unary([](const Tensor& x, const Tensor&, const Tensor& dy) {
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    return mul(dy, mul(scalar_like(two_over_sqrt_pi, x), exp(neg(square(x)))));
+  }));
 }
 
 }  // namespace accel::autodiff

@@ -33,13 +33,16 @@
 // reads it).
 //
 // The device is asked (FusionSupport) with the principal dtype, the dtype of
-// the fusion's first input; it may decline, and the ops then stay.
+// the fusion's first input; it may decline, and the ops then stay. An op
+// newer than the fusion program's API (ERF) joins only where the device
+// claims it as a plain op.
 // bytes_saved counts each value that is no longer written out once.
 #include "graph/passes/passes.hpp"
 
 #include "graph/passes/storage.hpp"
 #include "runtime/trace_hooks.hpp"
 
+#include <accel/plugin/op_classes.hpp>
 #include <accel/tensor.hpp>
 
 #include <algorithm>
@@ -105,6 +108,12 @@ class ElementwiseFuser {
     }
     const int32_t rank = value(candidate.outputs[0]).shape.rank();
     if (rank > ACCEL_MAX_RANK) return false;
+    if (sdk::op_since_minor(candidate.op) > sdk::op_since_minor(ACCEL_OP_FUSED_ELEMENTWISE)) {
+      const auto dtype = static_cast<AccelDType>(value(candidate.inputs[0]).dtype);
+      if (!support_.plain_op || !support_.plain_op(candidate.device, static_cast<AccelOp>(candidate.op), dtype)) {
+        return false;
+      }
+    }
     return std::all_of(candidate.inputs.begin(), candidate.inputs.end(),
                        [&](ValueId input) { return value(input).shape.rank() <= rank; });
   }

@@ -44,6 +44,10 @@ struct FusionSupport {
   std::function<bool(detail::LogicalDevice* device, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
                      AccelOp activation)>
       epilogue;
+  // Whether the device runs `op` on `dtype` as a plain op; asked only about
+  // ops appended after FUSED_ELEMENTWISE (ERF, API 1.3), which a plugin built
+  // for 1.2 claims the fusion without knowing. Unset: those ops stay unfused.
+  std::function<bool(detail::LogicalDevice* device, AccelOp op, AccelDType dtype)> plain_op;
   static FusionSupport of_devices();
 };
 

@@ -55,6 +55,8 @@ Tensor tanh(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
 Tensor logical_not(const Tensor& x);
+// The Gauss error function, TensorFlow's Erf; float dtypes only.
+Tensor erf(const Tensor& x);
 
 // Binary elementwise with NumPy broadcasting.
 Tensor add(const Tensor& a, const Tensor& b);

@@ -28,6 +28,7 @@ template <typename C> __device__ __forceinline__ C unary_float(AccelOp op, C x) 
     case ACCEL_OP_TANH: return tanhf(x);
     case ACCEL_OP_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);  // keeps 0, -0, NaN
     case ACCEL_OP_RECIPROCAL: return 1.0f / x;
+    case ACCEL_OP_ERF: return erff(x);
     default: return x;
   }
 }

@@ -37,14 +37,15 @@ std::string op_text(AccelOp op) {
   static_assert(std::size(kNames) == ACCEL_OP_REDUCE_MIN - ACCEL_OP_NEG + 1);
   if (op >= ACCEL_OP_NEG && op <= ACCEL_OP_REDUCE_MIN) return kNames[op - ACCEL_OP_NEG];
   if (op == ACCEL_OP_CAST) return "CAST";
+  if (op == ACCEL_OP_ERF) return "ERF";
   return std::to_string(static_cast<int>(op));
 }
 
 // The operands of an op a fusion may hold: unary ops and CAST take 1, binary
 // ops 2, SELECT 3; 0 for any other op.
 int operand_count_of(AccelOp op) {
-  if (is_unary(op) || op == ACCEL_OP_CAST) return 1;
-  if (is_binary(op)) return 2;
+  if (sdk::is_unary_elementwise(op) || op == ACCEL_OP_CAST) return 1;
+  if (sdk::is_binary_elementwise(op)) return 2;
   return op == ACCEL_OP_SELECT ? 3 : 0;
 }
 
@@ -72,7 +73,7 @@ bool defined_for(AccelOp op, AccelDType dtype) {
     case ACCEL_OP_LESS_EQUAL:
     case ACCEL_OP_GREATER:
     case ACCEL_OP_GREATER_EQUAL: return numeric;
-    default: return is_reduction(op) ? numeric : is_float(dtype);  // EXP .. RECIPROCAL, POW, *_BACKWARD
+    default: return is_reduction(op) ? numeric : is_float(dtype);  // EXP .. RECIPROCAL, ERF, POW, *_BACKWARD
   }
 }
 

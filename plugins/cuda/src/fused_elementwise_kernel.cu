@@ -11,6 +11,8 @@
 #include "elementwise_formulas.cuh"
 #include "kernels.hpp"
 
+#include <accel/plugin/op_classes.hpp>
+
 #include <cstdint>
 
 namespace accel::cuda {
@@ -67,7 +69,7 @@ __device__ __forceinline__ ElementValue op_value(const FusedStep& step, const El
   const ElementValue a = values[step.operands[0]];
   if (op == ACCEL_OP_CAST) return convert_value(a, operand_dtype, static_cast<AccelDType>(step.dtype));
   if (op == ACCEL_OP_SELECT) return a.u8 != 0 ? values[step.operands[1]] : values[step.operands[2]];
-  if (op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT) return unary_value(op, operand_dtype, a);
+  if (sdk::is_unary_elementwise(op)) return unary_value(op, operand_dtype, a);
   const ElementValue b = values[step.operands[1]];
   if (step.checks_divisor && is_zero(operand_dtype, b)) atomicMin(zero_divisor, static_cast<int32_t>(step.instruction));
   return binary_value(op, operand_dtype, a, b);

@@ -630,7 +630,7 @@ int32_t supports(const AccelDevice& /*device*/, AccelOp op, AccelDType dtype) {
     case ACCEL_OP_FUSED_ELEMENTWISE: return 1;
     default:
       // Remaining float-only unary and binary ops.
-      if (is_unary(op) || is_binary(op)) return f;
+      if (sdk::is_unary_elementwise(op) || sdk::is_binary_elementwise(op)) return f;
       return 0;
   }
 }
@@ -663,11 +663,11 @@ OpCost execute_op(AccelDevice& device, const AccelOpCall& call) {
     run_pool(device, call);
     return cost_of(call, 1.0);
   }
-  if (is_unary(op)) {
+  if (sdk::is_unary_elementwise(op)) {
     run_unary(device, call);
     return cost_of(call, 1.0);
   }
-  if (is_binary(op)) {
+  if (sdk::is_binary_elementwise(op)) {
     run_binary(device, call);
     return cost_of(call, 1.0);
   }

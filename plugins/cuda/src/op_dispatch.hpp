@@ -8,6 +8,7 @@
 #include "kernels.hpp"
 #include "op_timer.hpp"
 
+#include <accel/plugin/op_classes.hpp>
 #include <accel/plugin/plugin_sdk.hpp>
 
 #include <cstdint>
@@ -29,14 +30,13 @@ struct View {
 
 View view_of(const AccelTensor& tensor, const char* role);
 
-// Op and dtype classes of the op set (docs/op-set.md).
+// Dtype classes and the comparisons of the op set (docs/op-set.md); unary and
+// binary elementwise ops are sdk::is_unary_elementwise / is_binary_elementwise.
 inline bool is_float(AccelDType t) {
   return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_BF16 || t == ACCEL_DTYPE_F16;
 }
 inline bool is_int(AccelDType t) { return t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64; }
 inline bool is_known(AccelDType t) { return sdk::dtype_size(t) != 0; }
-inline bool is_unary(AccelOp op) { return op >= ACCEL_OP_NEG && op <= ACCEL_OP_LOGICAL_NOT; }
-inline bool is_binary(AccelOp op) { return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD; }
 inline bool is_comparison(AccelOp op) { return op >= ACCEL_OP_EQUAL && op <= ACCEL_OP_GREATER_EQUAL; }
 
 // Checks shared by the op handlers; each throws PluginError(INVALID_ARGUMENT)

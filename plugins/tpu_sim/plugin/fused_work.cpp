@@ -6,6 +6,7 @@
 #include "fused_work.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
+#include <accel/plugin/op_classes.hpp>
 #include <accel/plugin/plugin_sdk.hpp>
 
 #include <fmt/format.h>
@@ -21,12 +22,13 @@ namespace {
 }
 
 bool is_fusable_op(AccelOp op) noexcept {
-  return (op >= ACCEL_OP_NEG && op <= ACCEL_OP_SELECT) || op == ACCEL_OP_CAST;
+  return sdk::is_unary_elementwise(op) || sdk::is_binary_elementwise(op) || op == ACCEL_OP_SELECT ||
+         op == ACCEL_OP_CAST;
 }
 
 int operand_count(AccelOp op) noexcept {
   if (op == ACCEL_OP_SELECT) return 3;
-  return op >= ACCEL_OP_ADD && op <= ACCEL_OP_TANH_BACKWARD ? 2 : 1;
+  return sdk::is_binary_elementwise(op) ? 2 : 1;
 }
 
 bool is_reduction(AccelOp op) noexcept {
@@ -58,7 +60,7 @@ void epilogue_fields(const void* attributes, std::int32_t& flags, AccelOp& activ
 bool is_transcendental(AccelOp op) noexcept {
   switch (op) {
     case ACCEL_OP_EXP: case ACCEL_OP_LOG: case ACCEL_OP_SQRT: case ACCEL_OP_RSQRT: case ACCEL_OP_SIGMOID:
-    case ACCEL_OP_TANH: case ACCEL_OP_RECIPROCAL: case ACCEL_OP_POW:
+    case ACCEL_OP_TANH: case ACCEL_OP_RECIPROCAL: case ACCEL_OP_POW: case ACCEL_OP_ERF:
       return true;
     default:
       return false;

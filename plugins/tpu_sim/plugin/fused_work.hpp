@@ -15,7 +15,7 @@
 
 namespace accel::tpu_sim {
 
-// EXP, LOG, SQRT, RSQRT, SIGMOID, TANH, RECIPROCAL, POW: the vector unit
+// EXP, LOG, SQRT, RSQRT, SIGMOID, TANH, RECIPROCAL, POW, ERF: the vector unit
 // evaluates them as short polynomials (VectorOpKind::kTranscendental).
 bool is_transcendental(AccelOp op) noexcept;
 

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 2
+#define ACCEL_PLUGIN_API_MINOR 3
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -170,7 +170,11 @@ typedef enum AccelOp {
      Optional: a plugin that does not claim it gets the unfused ops. */
   ACCEL_OP_FUSED_ELEMENTWISE = 62,
 
-  ACCEL_OP_COUNT = 63,
+  /* Since 1.3. Elementwise unary, float dtypes only: y = erf(x), the Gauss
+     error function (the exact GELU is built on it). */
+  ACCEL_OP_ERF = 63,
+
+  ACCEL_OP_COUNT = 64,
 } AccelOp;
 
 /* --------------------------------------------------------------- op attributes */
@@ -313,7 +317,8 @@ typedef struct AccelRmspropAttributes {
  *   ACCEL_FUSED_LOAD      input `operands[0]`, at this element
  *   ACCEL_FUSED_CONSTANT  `value`, converted to `dtype`
  *   ACCEL_FUSED_OP        `op` on earlier values operands[0..2]: a unary
- *                         elementwise op (NEG .. LOGICAL_NOT), a binary one
+ *                         elementwise op (NEG .. LOGICAL_NOT, or ERF since
+ *                         1.3, sent only to plugins of 1.3 on), a binary one
  *                         (ADD .. TANH_BACKWARD, with the operand order of
  *                         the op), SELECT (cond, a, b) or CAST (to `dtype`)
  * The op's semantics, and the dtype each yields, are exactly the plain op's
