@@ -36,11 +36,31 @@ void check_same_shape(const std::string& loss, const Tensor& y_true, const Tenso
   }
 }
 
+double checked_label_smoothing(const std::string& loss, double label_smoothing) {
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
+    throw InvalidArgumentError(loss + ": label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+  }
+  return label_smoothing;
+}
+
+// Keras's _smooth_labels: y * (1 - ls) + offset, the offset being ls / classes
+// (categorical) or 0.5 * ls (binary). Nothing is computed without smoothing.
+Tensor smoothed(const Tensor& labels, double label_smoothing, double offset) {
+  if (label_smoothing == 0.0) return labels;
+  return ops::add(ops::mul(labels, constant_like(1.0 - label_smoothing, labels)), constant_like(offset, labels));
+}
+
 }  // namespace
 
 SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(CrossentropyOptions options)
     : Loss(name_or(options.name, "sparse_categorical_crossentropy"), options.reduction),
-      from_logits_(options.from_logits) {}
+      from_logits_(options.from_logits) {
+  if (options.label_smoothing != 0.0) {
+    throw InvalidArgumentError(name() + ": Keras 2's sparse categorical cross-entropy has no label_smoothing (got " +
+                               std::to_string(options.label_smoothing) +
+                               "); use one-hot labels with categorical_crossentropy");
+  }
+}
 
 Tensor SparseCategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   if (y_pred.rank() < 1) throw InvalidArgumentError(name() + ": y_pred needs a class axis");
@@ -65,11 +85,14 @@ Tensor SparseCategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y
 
 CategoricalCrossentropy::CategoricalCrossentropy(CrossentropyOptions options)
     : Loss(name_or(options.name, "categorical_crossentropy"), options.reduction),
-      from_logits_(options.from_logits) {}
+      from_logits_(options.from_logits),
+      label_smoothing_(checked_label_smoothing(name(), options.label_smoothing)) {}
 
 Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   check_same_shape(name(), y_true, y_pred);
-  const Tensor labels = as_dtype_of(y_true, y_pred);
+  if (y_pred.rank() < 1) throw InvalidArgumentError(name() + ": y_pred needs a class axis");
+  const double classes = static_cast<double>(y_pred.shape().dims().back());
+  const Tensor labels = smoothed(as_dtype_of(y_true, y_pred), label_smoothing_, label_smoothing_ / classes);
   if (from_logits_) return ops::neg(ops::reduce_sum(ops::mul(labels, ops::log_softmax(y_pred)), {-1}));
   // Keras normalizes first (a softmax output already sums to 1), then clips.
   const Tensor normalized = ops::div(y_pred, ops::reduce_sum(y_pred, {-1}, /*keep_dims=*/true));
@@ -77,11 +100,13 @@ Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred)
 }
 
 BinaryCrossentropy::BinaryCrossentropy(CrossentropyOptions options)
-    : Loss(name_or(options.name, "binary_crossentropy"), options.reduction), from_logits_(options.from_logits) {}
+    : Loss(name_or(options.name, "binary_crossentropy"), options.reduction),
+      from_logits_(options.from_logits),
+      label_smoothing_(checked_label_smoothing(name(), options.label_smoothing)) {}
 
 Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   check_same_shape(name(), y_true, y_pred);
-  const Tensor labels = as_dtype_of(y_true, y_pred);
+  const Tensor labels = smoothed(as_dtype_of(y_true, y_pred), label_smoothing_, 0.5 * label_smoothing_);
   const Tensor one = constant_like(1.0, y_pred);
   Tensor per_element;
   if (from_logits_) {

@@ -48,12 +48,18 @@ struct CrossentropyOptions {
   bool from_logits = false;
   Reduction reduction = Reduction::kSumOverBatchSize;
   std::string name;  // empty: the Keras name ("sparse_categorical_crossentropy", ...)
+  // In [0, 1]: the labels are moved towards uniform before the loss, as Keras:
+  // y * (1 - ls) + ls / classes (categorical), y * (1 - ls) + 0.5 * ls
+  // (binary). SparseCategoricalCrossentropy has none in Keras 2 and refuses a
+  // nonzero value.
+  double label_smoothing = 0.0;
 };
 
 // Integer labels [B] (or [B, 1]) against class scores [B, C]. From logits it
 // runs the fused ops::sparse_softmax_cross_entropy; from probabilities it is
 // Keras's log(clip(p, 1e-7, 1 - 1e-7)) fed to that op as logits (which
 // renormalizes the clipped probabilities, exactly as Keras does).
+// InvalidArgumentError for a nonzero label_smoothing (Keras 2 has none here).
 class SparseCategoricalCrossentropy final : public Loss {
  public:
   explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {});
@@ -66,6 +72,7 @@ class SparseCategoricalCrossentropy final : public Loss {
 
 // One-hot (or soft) labels [B, C]. From probabilities: p / sum(p), clipped to
 // [1e-7, 1 - 1e-7], then -sum(y * log(p)); from logits: -sum(y * log_softmax).
+// label_smoothing: y * (1 - ls) + ls / C first.
 class CategoricalCrossentropy final : public Loss {
  public:
   explicit CategoricalCrossentropy(CrossentropyOptions options = {});
@@ -73,11 +80,13 @@ class CategoricalCrossentropy final : public Loss {
 
  private:
   bool from_logits_;
+  double label_smoothing_;
 };
 
 // Labels in {0, 1} (or soft), averaged over the last axis. From probabilities:
 // p clipped to [1e-7, 1 - 1e-7], -(y log(p + 1e-7) + (1 - y) log(1 - p + 1e-7));
 // from logits: TensorFlow's stable max(x, 0) - x y + log(1 + exp(-|x|)).
+// label_smoothing: y * (1 - ls) + 0.5 * ls first.
 class BinaryCrossentropy final : public Loss {
  public:
   explicit BinaryCrossentropy(CrossentropyOptions options = {});
@@ -85,6 +94,7 @@ class BinaryCrossentropy final : public Loss {
 
  private:
   bool from_logits_;
+  double label_smoothing_;
 };
 
 struct RegressionLossOptions {
