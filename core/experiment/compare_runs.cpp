@@ -50,7 +50,8 @@ SourceNodePtr merge_value(const SourceNodePtr& base_node, const SourceNodePtr& o
   const SourceNodePtr over = expand_shorthand(over_node, *spec);
   if (!base->is_map() || !over->is_map()) return over_node;
   if (spec->form == ValueForm::kMap || spec->form == ValueForm::kFreeMap) return merge_map(*base, *over, spec);
-  if (spec->form == ValueForm::kCall && base->entries.size() == 1 && over->entries.size() == 1 &&
+  const bool names_an_object = spec->form == ValueForm::kCall || spec->form == ValueForm::kNumberOrCall;
+  if (names_an_object && base->entries.size() == 1 && over->entries.size() == 1 &&
       base->entries.front().first->text == over->entries.front().first->text) {
     // Same Keras object: merge its arguments.
     const Call* call = spec->call(base->entries.front().first->text);

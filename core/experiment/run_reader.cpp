@@ -420,6 +420,7 @@ class RunReader {
   void read_training(const SourceNode& node) {
     const ValueSpec& spec = section_spec("training");
     TrainingConfig training;
+    check_learning_rate_schedule(*node.find("optimizer"));
     training.optimizer = read_call(*node.find("optimizer"), *spec.field("optimizer")->spec);
     training.loss = read_call(*node.find("loss"), *spec.field("loss")->spec);
     if (const SourceNode* metrics = node.find("metrics")) {
@@ -428,6 +429,15 @@ class RunReader {
     if (const SourceNode* callbacks = node.find("callbacks")) {
       for (const auto& item : callbacks->items) {
         training.callbacks.push_back(read_call(*item, *spec.field("callbacks")->spec->item));
+      }
+    }
+    const Value* rate = training.optimizer.argument("learning_rate");
+    for (const KerasObject& callback : training.callbacks) {
+      if (rate != nullptr && rate->is_object() && callback.name == "reduce_lr_on_plateau") {
+        fail_at(callback.where,
+                fmt::format("'reduce_lr_on_plateau' would replace the learning-rate schedule '{}'",
+                            rate->as_object().name),
+                "a number as the optimizer's learning_rate with reduce_lr_on_plateau");
       }
     }
     const Arguments fields = read_fields(&node, spec.fields, node.where);
@@ -443,6 +453,42 @@ class RunReader {
                            : jit_compile == "false" ? JitCompile::kOff
                                                     : JitCompile::kAuto;
     out_.training = std::move(training);
+  }
+
+  // The rules of a learning-rate schedule that span its keys (each key is
+  // already checked by itself).
+  static void check_learning_rate_schedule(const SourceNode& optimizer) {
+    if (!optimizer.is_map()) return;
+    const SourceNode* arguments = optimizer.entries.front().second.get();
+    const SourceNode* rate = arguments != nullptr && arguments->is_map() ? arguments->find("learning_rate") : nullptr;
+    if (rate == nullptr || !rate->is_map()) return;
+    const std::string& schedule = rate->entries.front().first->text;
+    const SourceNode* fields = rate->entries.front().second.get();
+    if (fields == nullptr || !fields->is_map()) return;
+    const std::string path =
+        fmt::format("training.optimizer.{}.learning_rate.{}", optimizer.entries.front().first->text, schedule);
+    if (schedule == "cosine_decay" && fields->find("warmup_steps") != nullptr && fields->find("warmup_target") == nullptr) {
+      fail_at(*fields->find_key("warmup_steps"), fmt::format("'{}.warmup_steps' without 'warmup_target'", path),
+              "warmup_target with warmup_steps (Keras ignores warmup_steps without one)");
+    }
+    if (schedule != "piecewise_constant_decay") return;
+    const SourceNode* boundaries = fields->find("boundaries");
+    const SourceNode* values = fields->find("values");
+    if (boundaries == nullptr || values == nullptr) return;  // reported as missing keys
+    if (values->items.size() != boundaries->items.size() + 1) {
+      fail_at(*values, fmt::format("'{}.values' has {} rates for {} boundaries", path, values->items.size(),
+                                   boundaries->items.size()),
+              fmt::format("{} rates, one more than boundaries", boundaries->items.size() + 1));
+    }
+    for (std::size_t i = 1; i < boundaries->items.size(); ++i) {
+      const long long before = std::stoll(boundaries->items[i - 1]->text);
+      const long long boundary = std::stoll(boundaries->items[i]->text);
+      if (boundary <= before) {
+        fail_at(*boundaries->items[i], fmt::format("'{}.boundaries[{}]' is {}, not above the boundary before it ({})",
+                                                   path, i, boundary, before),
+                "boundaries that increase strictly");
+      }
+    }
   }
 
   void read_model(const SourceNode& node) {

@@ -91,6 +91,15 @@ SpecPtr mapping(std::vector<Field> fields, std::string shorthand = "") {
 SpecPtr calls(std::string kind, std::vector<Call> calls) {
   return make({.form = ValueForm::kCall, .call_kind = std::move(kind), .calls = std::move(calls)});
 }
+// A number in the range of `number`, or {name: {arguments}} of `objects`.
+SpecPtr number_or_calls(const SpecPtr& number, const SpecPtr& objects) {
+  ValueSpec spec = *objects;
+  spec.form = ValueForm::kNumberOrCall;
+  spec.min = number->min;
+  spec.max = number->max;
+  spec.min_exclusive = number->min_exclusive;
+  return make(std::move(spec));
+}
 
 Field required(std::string key, SpecPtr spec, std::string doc, std::string example) {
   return {std::move(key), std::move(spec), true, "", std::move(doc), std::move(example)};
@@ -187,8 +196,36 @@ std::vector<Field> optimizer_common() {
           optional("global_clipnorm", positive_number(), "none", "Clips all gradients to this global norm.", "1.0")};
 }
 
+// keras.optimizers.schedules, each a function of the optimizer's iteration.
+SpecPtr schedule_spec() {
+  const auto initial = required("initial_learning_rate", number(0, std::numeric_limits<double>::infinity()),
+                                "The rate at step 0.", "0.001");
+  const auto decay_steps = required("decay_steps", integer(1, 1e12), "Steps the decay takes.", "10000");
+  return calls(
+      "learning-rate schedule",
+      {{"cosine_decay",
+        {initial, decay_steps,
+         optional("alpha", number(0, 1), "0", "The floor, as a fraction of the rate decayed from.", "0.1"),
+         optional("warmup_target", positive_number(), "none",
+                  "Rate reached by a linear warmup from initial_learning_rate; the cosine decays from it.", "0.001"),
+         optional("warmup_steps", integer(0, 1e12), "0", "Steps of the warmup (needs warmup_target).", "1000")},
+        "Cosine decay, after an optional linear warmup: from * ((1 - alpha) * 0.5 * (1 + cos(pi * t / "
+        "decay_steps)) + alpha), t = step - warmup_steps, held at the floor after decay_steps."},
+       {"exponential_decay",
+        {initial, decay_steps, required("decay_rate", positive_number(), "Factor per decay_steps.", "0.96"),
+         optional("staircase", boolean(), "false", "Decays in whole intervals of decay_steps.", "true")},
+        "initial_learning_rate * decay_rate ^ (step / decay_steps)."},
+       {"piecewise_constant_decay",
+        {required("boundaries", list(integer(0, 1e12), 1), "Steps where the rate changes, increasing.", "[1000, 2000]"),
+         required("values", list(number(0, std::numeric_limits<double>::infinity()), 2),
+                  "One rate more than boundaries: values[i] up to and including boundaries[i].", "[0.01, 0.005, 0.001]")},
+        "A constant rate per interval of steps."}});
+}
+
 Field learning_rate(std::string default_text) {
-  return optional("learning_rate", positive_number(), std::move(default_text), "Step size.", "0.001");
+  return optional("learning_rate", number_or_calls(positive_number(), schedule_spec()), std::move(default_text),
+                  "Step size: a number or a learning-rate schedule.", "{cosine_decay: {initial_learning_rate: 0.001, "
+                  "decay_steps: 10000}}");
 }
 
 SpecPtr optimizer_spec() {
@@ -208,10 +245,17 @@ SpecPtr optimizer_spec() {
              optimizer_common()),
         "Adam."},
        {"adamw",
-        join({learning_rate("0.001"), optional("weight_decay", number(0, 1), "0.004", "Decoupled weight decay.", "0.01"),
-              beta_1, beta_2, epsilon},
+        join({learning_rate("0.001"),
+              optional("weight_decay", number(0, 1), "0.004",
+                       "Decoupled weight decay: var -= learning_rate * weight_decay * var before each Adam step.",
+                       "0.01"),
+              beta_1, beta_2, epsilon,
+              optional("exclude_from_weight_decay", list(text(), 1), "[]",
+                       "Weights not decayed: those whose name (dense/bias:0) contains a match of one of these "
+                       "regular expressions, as Keras's exclude_from_weight_decay(var_names=...).",
+                       "[bias, layer_normalization]")},
              optimizer_common()),
-        "Adam with decoupled weight decay."},
+        "Adam with decoupled weight decay (keras.optimizers.AdamW)."},
        {"rmsprop",
         join({learning_rate("0.001"), optional("rho", number(0, 1), "0.9", "Decay of the squared-gradient average.", "0.9"),
               optional("momentum", number(0, 1), "0", "Momentum.", "0.0"), epsilon,
@@ -228,7 +272,10 @@ SpecPtr optimizer_spec() {
 SpecPtr loss_spec() {
   const auto from_logits =
       optional("from_logits", boolean(), "false", "Whether the model outputs logits (no softmax/sigmoid).", "true");
-  const auto smoothing = optional("label_smoothing", number(0, 1), "0", "Label smoothing.", "0.1");
+  const auto smoothing = optional("label_smoothing", number(0, 1), "0",
+                                  "Moves the labels towards uniform: y * (1 - ls) + ls / classes (categorical), "
+                                  "y * (1 - ls) + 0.5 * ls (binary).",
+                                  "0.1");
   return calls("loss",
                {{"sparse_categorical_crossentropy", {from_logits}, "Integer labels, one output per class."},
                 {"categorical_crossentropy", {from_logits, smoothing}, "One-hot labels (data.one_hot: true)."},
@@ -511,6 +558,14 @@ constexpr const char* kRulesAcrossKeys = R"(
   one process per worker, each running `accel run` on the same file (e.g. under
   `accel launch --workers N` with `resolver: tf_config`); the chief writes the results, the
   other workers write nothing. `data.batch` is the global batch, split across all replicas.
+- **Learning rates.** Every optimizer's `learning_rate` is a number or one learning-rate schedule
+  (`{cosine_decay: {initial_learning_rate: 0.0, decay_steps: 10000, warmup_target: 0.001,
+  warmup_steps: 500}}`), evaluated at each training step (compiled steps included).
+  cosine_decay's `warmup_steps` needs `warmup_target`; piecewise_constant_decay's `boundaries`
+  increase strictly and `values` has one rate more. A schedule and `reduce_lr_on_plateau`
+  exclude each other (the callback would replace the schedule). adamw's
+  `exclude_from_weight_decay` lists regular expressions searched in the weight names
+  (`dense/bias:0`), e.g. `[bias, layer_normalization]`.
 - **Callbacks.** Relative paths (`filepath`, `filename`, `backup_dir`) are relative to the
   working directory, as in Keras; in multi-worker runs only the chief keeps the files.
 - **Plugins.** A required plugin's file must exist; an optional one may be missing.
@@ -530,6 +585,7 @@ std::string type_text(const ValueSpec& spec) {
       if (spec.item->form == ValueForm::kMap) return "list of mappings";
       return "list of " + type_text(*spec.item);
     case ValueForm::kCall: return spec.call_kind + " (name or {name: {arguments}})";
+    case ValueForm::kNumberOrCall: return "number" + range_text(spec) + " or " + spec.call_kind + " ({name: {arguments}})";
     default: return describe_expected(spec);
   }
 }
@@ -565,7 +621,7 @@ void render_calls(std::string& out, const ValueSpec& spec, std::set<std::string>
   }
   for (const Call& c : spec.calls) {
     for (const Field& f : c.arguments) {
-      if (f.spec->form == ValueForm::kCall) render_calls(out, *f.spec, done);
+      if (f.spec->form == ValueForm::kCall || f.spec->form == ValueForm::kNumberOrCall) render_calls(out, *f.spec, done);
     }
   }
 }
@@ -616,6 +672,11 @@ std::string describe_expected(const ValueSpec& spec) {
       for (const Call& c : spec.calls) names.push_back(c.name);
       const bool vowel = std::string("aeiou").find(spec.call_kind.front()) != std::string::npos;
       return (vowel ? "an " : "a ") + spec.call_kind + ": " + quoted_list(names);
+    }
+    case ValueForm::kNumberOrCall: {
+      ValueSpec objects = spec;
+      objects.form = ValueForm::kCall;
+      return "a number" + range_text(spec) + " or " + describe_expected(objects);
     }
     case ValueForm::kFreeMap: return "a mapping";
     case ValueForm::kScalarList: return "a list of values";

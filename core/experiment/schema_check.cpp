@@ -81,6 +81,18 @@ void check_integer(const SourceNode& node, const ValueSpec& spec, const std::str
   if (!in_range(spec, static_cast<double>(value))) wrong(node, path, std::to_string(value) + ", out of range", spec);
 }
 
+// `spec` gives the range (and, for kNumberOrCall, the objects the message lists).
+void check_number(const SourceNode& node, const ValueSpec& spec, const std::string& path) {
+  if (!node.is_scalar() || node.quoted) wrong(node, path, node.quoted ? "the text " + shown(node) : shown(node), spec);
+  double value = 0;
+  switch (parse_number(node.text, value)) {
+    case NumberParse::kTooLarge: wrong(node, path, "too large (" + shown(node) + ")", spec);
+    case NumberParse::kNotNumber: wrong(node, path, shown(node), spec);
+    case NumberParse::kOk: break;
+  }
+  if (!in_range(spec, value)) wrong(node, path, shown(node) + ", out of range", spec);
+}
+
 void check_scalar_text(const SourceNode& node, const ValueSpec& spec, const std::string& path) {
   if (!node.is_scalar()) wrong(node, path, shown(node), spec);
 }
@@ -229,17 +241,14 @@ void check_value(const SourceNode& node, const ValueSpec& spec, const std::strin
       return;
     }
     case ValueForm::kInteger: check_integer(node, spec, path); return;
-    case ValueForm::kNumber: {
-      if (!node.is_scalar() || node.quoted) wrong(node, path, node.quoted ? "the text " + shown(node) : shown(node), spec);
-      double value = 0;
-      switch (parse_number(node.text, value)) {
-        case NumberParse::kTooLarge: wrong(node, path, "too large (" + shown(node) + ")", spec);
-        case NumberParse::kNotNumber: wrong(node, path, shown(node), spec);
-        case NumberParse::kOk: break;
+    case ValueForm::kNumber: check_number(node, spec, path); return;
+    case ValueForm::kNumberOrCall:
+      if (node.is_map()) {
+        check_call(node, spec, path, required);
+        return;
       }
-      if (!in_range(spec, value)) wrong(node, path, shown(node) + ", out of range", spec);
+      check_number(node, spec, path);
       return;
-    }
     case ValueForm::kByteSize: {
       double bytes = 0;
       if (!node.is_scalar() || !parse_byte_size(node.text, bytes)) wrong(node, path, shown(node), spec);
@@ -356,6 +365,16 @@ Value to_value(const SourceNode& node, const ValueSpec& spec) {
       break;
     }
     case ValueForm::kNumber: {
+      double value = 0;
+      parse_number(node.text, value);
+      out.data = value;
+      break;
+    }
+    case ValueForm::kNumberOrCall: {
+      if (node.is_map()) {
+        out.data = std::make_shared<const KerasObject>(read_call(node, spec));
+        break;
+      }
       double value = 0;
       parse_number(node.text, value);
       out.data = value;

@@ -3,12 +3,15 @@
 #include <accel/error.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/keras/optimizers/adam.hpp>
+#include <accel/keras/optimizers/adamw.hpp>
 #include <accel/keras/optimizers/rmsprop.hpp>
+#include <accel/keras/optimizers/schedules.hpp>
 #include <accel/keras/optimizers/sgd.hpp>
 
 #include <fmt/format.h>
 
 #include <array>
+#include <string>
 
 namespace accel::experiment {
 namespace {
@@ -127,6 +130,50 @@ keras::GradientClipping clipping_of(const KerasObject& optimizer) {
   return clipping;
 }
 
+std::vector<int64_t> integers_of(const Value& list) {
+  std::vector<int64_t> integers;
+  for (const std::string& text : list.as_texts()) integers.push_back(std::stoll(text));
+  return integers;
+}
+
+std::vector<double> numbers_of(const Value& list) {
+  std::vector<double> numbers;
+  for (const std::string& text : list.as_texts()) numbers.push_back(std::stod(text));
+  return numbers;
+}
+
+// keras.optimizers.schedules by their YAML names (schema.cpp's schedule_spec).
+keras::LearningRate make_schedule(const KerasObject& schedule) {
+  const std::string& name = schedule.name;
+  if (name == "cosine_decay") {
+    keras::CosineDecayOptions options;
+    options.alpha = number_or(schedule, "alpha", 0.0);
+    if (const Value* target = set_argument(schedule, "warmup_target")) options.warmup_target = target->as_number();
+    options.warmup_steps = static_cast<int64_t>(number_or(schedule, "warmup_steps", 0));
+    return keras::CosineDecay(set_argument(schedule, "initial_learning_rate")->as_number(),
+                              set_argument(schedule, "decay_steps")->as_int(), options);
+  }
+  if (name == "exponential_decay") {
+    return keras::ExponentialDecay(set_argument(schedule, "initial_learning_rate")->as_number(),
+                                   set_argument(schedule, "decay_steps")->as_int(),
+                                   set_argument(schedule, "decay_rate")->as_number(),
+                                   {.staircase = bool_or(schedule, "staircase", false)});
+  }
+  if (name == "piecewise_constant_decay") {
+    return keras::PiecewiseConstantDecay(integers_of(*set_argument(schedule, "boundaries")),
+                                         numbers_of(*set_argument(schedule, "values")));
+  }
+  unsupported("learning-rate schedule", name);
+}
+
+// A number or a schedule ({cosine_decay: {...}}).
+keras::LearningRate learning_rate_of(const KerasObject& optimizer, double fallback) {
+  const Value* value = set_argument(optimizer, "learning_rate");
+  if (value == nullptr) return fallback;
+  if (value->is_object()) return make_schedule(value->as_object());
+  return value->as_number();
+}
+
 }  // namespace
 
 std::vector<int64_t> model_input_shape(const ModelConfig& model, const std::vector<int64_t>& data_shape) {
@@ -150,7 +197,7 @@ std::shared_ptr<keras::Optimizer> make_optimizer(const KerasObject& optimizer) {
   const std::string& name = optimizer.name;
   if (name == "sgd") {
     keras::SGDOptions options;
-    options.learning_rate = number_or(optimizer, "learning_rate", 0.01);
+    options.learning_rate = learning_rate_of(optimizer, 0.01);
     options.momentum = number_or(optimizer, "momentum", 0.0);
     options.nesterov = bool_or(optimizer, "nesterov", false);
     options.clipping = clipping_of(optimizer);
@@ -159,16 +206,30 @@ std::shared_ptr<keras::Optimizer> make_optimizer(const KerasObject& optimizer) {
   if (name == "adam") {
     if (bool_or(optimizer, "amsgrad", false)) unsupported("optimizer option", "adam.amsgrad");
     keras::AdamOptions options;
-    options.learning_rate = number_or(optimizer, "learning_rate", 0.001);
+    options.learning_rate = learning_rate_of(optimizer, 0.001);
     options.beta_1 = number_or(optimizer, "beta_1", 0.9);
     options.beta_2 = number_or(optimizer, "beta_2", 0.999);
     options.epsilon = number_or(optimizer, "epsilon", 1e-7);
     options.clipping = clipping_of(optimizer);
     return std::make_shared<keras::Adam>(options);
   }
+  if (name == "adamw") {
+    keras::AdamWOptions options;
+    options.learning_rate = learning_rate_of(optimizer, 0.001);
+    options.weight_decay = number_or(optimizer, "weight_decay", 0.004);
+    options.beta_1 = number_or(optimizer, "beta_1", 0.9);
+    options.beta_2 = number_or(optimizer, "beta_2", 0.999);
+    options.epsilon = number_or(optimizer, "epsilon", 1e-7);
+    options.clipping = clipping_of(optimizer);
+    auto adamw = std::make_shared<keras::AdamW>(options);
+    if (const Value* names = set_argument(optimizer, "exclude_from_weight_decay")) {
+      adamw->exclude_from_weight_decay({}, names->as_texts());
+    }
+    return adamw;
+  }
   if (name == "rmsprop") {
     keras::RMSpropOptions options;
-    options.learning_rate = number_or(optimizer, "learning_rate", 0.001);
+    options.learning_rate = learning_rate_of(optimizer, 0.001);
     options.rho = number_or(optimizer, "rho", 0.9);
     options.momentum = number_or(optimizer, "momentum", 0.0);
     options.epsilon = number_or(optimizer, "epsilon", 1e-7);
@@ -187,7 +248,7 @@ std::shared_ptr<keras::Loss> make_loss(const KerasObject& loss) {
     return std::make_shared<keras::SparseCategoricalCrossentropy>(crossentropy);
   }
   if (name == "categorical_crossentropy" || name == "binary_crossentropy") {
-    if (number_or(loss, "label_smoothing", 0.0) != 0.0) unsupported("loss option", name + ".label_smoothing");
+    crossentropy.label_smoothing = number_or(loss, "label_smoothing", 0.0);
     if (name == "categorical_crossentropy") return std::make_shared<keras::CategoricalCrossentropy>(crossentropy);
     return std::make_shared<keras::BinaryCrossentropy>(crossentropy);
   }

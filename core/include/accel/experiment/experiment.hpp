@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -15,10 +16,14 @@
 
 namespace accel::experiment {
 
+struct KerasObject;
+
 // One typed value from the file (or a documented default).
 struct Value {
+  // A KerasObject is an argument that is itself a Keras object: a learning
+  // rate written as a schedule ({cosine_decay: {...}}).
   using Data = std::variant<std::monostate, bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
-                            std::vector<std::string>>;
+                            std::vector<std::string>, std::shared_ptr<const KerasObject>>;
   Data data;
   SourceLocation where;
   bool defaulted = false;  // not written: the schema's default
@@ -31,6 +36,8 @@ struct Value {
   // [a, b] as written, or [n] for a single integer.
   std::vector<std::int64_t> as_ints() const;
   const std::vector<std::string>& as_texts() const { return std::get<std::vector<std::string>>(data); }
+  bool is_object() const { return std::holds_alternative<std::shared_ptr<const KerasObject>>(data); }
+  const KerasObject& as_object() const { return *std::get<std::shared_ptr<const KerasObject>>(data); }
 };
 using Arguments = std::map<std::string, Value>;
 

@@ -31,6 +31,7 @@ enum class ValueForm {
   kMap,         // a mapping with `fields`; a scalar X reads as {shorthand: X} when shorthand is set
   kList,        // a list of `item` (min_items.. entries)
   kCall,        // a named Keras object: "adam" or {adam: {learning_rate: 0.01}} (`calls`)
+  kNumberOrCall,// a number in [min, max], or a mapping naming a Keras object of `calls` (a learning rate or a schedule)
   kFreeMap,     // any nested mapping of scalars (checked elsewhere, e.g. against a TPU preset)
   kScalarList,  // a list of scalars (sweep values)
 };
