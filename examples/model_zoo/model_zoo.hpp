@@ -1,0 +1,72 @@
+// The model zoo: the models people compare accelerators on, built with the
+// Functional API layer by layer as tools/keras_goldens/zoo_models.py builds
+// them in Keras (same layer classes, names, arguments and call order), so
+// that their parameter counts and layer tables equal Keras's
+// (tests/keras/golden/zoo_*; docs/model-zoo.md describes each model).
+// Every model ends in Dense(classes, softmax) named "predictions".
+#pragma once
+
+#include <accel/keras/model.hpp>
+#include <accel/tensor.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel::model_zoo {
+
+struct ImageClassifierOptions {
+  std::array<int64_t, 3> input_shape{224, 224, 3};  // height, width, channels
+  int64_t classes = 1000;
+};
+
+// keras.applications.ResNet50(weights=None, include_top=True).
+std::shared_ptr<keras::Model> resnet50(const ImageClassifierOptions& options = {});
+// ResNet-18 in keras.applications' layout: ResNet50's stem, 4 stages of 2
+// basic blocks (64, 128, 256, 512 filters).
+std::shared_ptr<keras::Model> resnet18(const ImageClassifierOptions& options = {});
+// A small ResNet for 28x28x1 images (Fashion-MNIST), 10 classes.
+std::shared_ptr<keras::Model> resnet_small_28x28(const ImageClassifierOptions& options = {{28, 28, 1}, 10});
+
+struct VisionTransformerOptions {
+  int64_t patch_size = 4;  // non-overlapping patch_size x patch_size patches
+  std::array<int64_t, 3> input_shape{28, 28, 1};
+  int64_t classes = 10;
+  int64_t dim = 64;
+  int64_t heads = 4;
+  int64_t mlp = 128;
+  int64_t blocks = 4;
+};
+
+// A small pre-norm Vision Transformer (patches, a learned position
+// embedding, `blocks` encoder blocks, global average pooling, no class token).
+std::shared_ptr<keras::Model> vit_fashion_mnist(const VisionTransformerOptions& options = {});
+
+struct TransformerEncoderOptions {
+  int64_t vocabulary = 16;
+  int64_t sequence_length = 49;
+  int64_t classes = 10;
+  int64_t dim = 64;
+  int64_t heads = 4;
+  int64_t feed_forward = 128;
+  int64_t blocks = 2;
+};
+
+// Token classifier: Embedding + PositionEmbedding, `blocks` post-norm encoder
+// blocks, global average pooling over the sequence, Dense softmax.
+std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEncoderOptions& options = {});
+
+// The names of the models above, and one built by name with its defaults
+// (NotFoundError for another name, listing these).
+const std::vector<std::string>& model_names();
+std::shared_ptr<keras::Model> build_model(const std::string& name);
+
+// The Transformer's task: Fashion-MNIST images as token sequences. uint8
+// images (N, 28, 28) -> int32 (N, 49): a 7x7 grid of 4x4-pixel blocks read
+// row-major; a block's token is min(S / 255, 15) in integer arithmetic, S the
+// sum of its 16 pixel values (docs/model-zoo.md).
+Tensor fashion_mnist_tokens(const Tensor& images_uint8);
+
+}  // namespace accel::model_zoo
