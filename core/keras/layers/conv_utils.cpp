@@ -25,6 +25,26 @@ int64_t conv_output_length(int64_t input_length, int64_t window, ops::Padding pa
   return std::max<int64_t>(0, (covered + stride - 1) / stride);
 }
 
+int64_t conv_padding_before(int64_t input_length, int64_t window, ops::Padding padding, int64_t stride,
+                            int64_t dilation) {
+  if (padding == ops::Padding::kValid) return 0;
+  const int64_t output_length = conv_output_length(input_length, window, padding, stride, dilation);
+  const int64_t dilated_window = (window - 1) * dilation + 1;
+  return std::max<int64_t>(0, (output_length - 1) * stride + dilated_window - input_length) / 2;
+}
+
+int64_t deconv_output_length(int64_t input_length, int64_t window, ops::Padding padding,
+                             std::optional<int64_t> output_padding, int64_t stride, int64_t dilation) {
+  if (input_length == kUnknownDim) return kUnknownDim;
+  const int64_t dilated_window = (window - 1) * dilation + 1;
+  if (!output_padding) {
+    return padding == ops::Padding::kValid ? input_length * stride + std::max<int64_t>(dilated_window - stride, 0)
+                                           : input_length * stride;
+  }
+  const int64_t pad = padding == ops::Padding::kSame ? dilated_window / 2 : 0;
+  return (input_length - 1) * stride + dilated_window - 2 * pad + *output_padding;
+}
+
 void check_positive(const std::array<int32_t, 2>& values, const char* what, const std::string& layer_name) {
   if (values[0] <= 0 || values[1] <= 0) {
     throw InvalidArgumentError(layer_name + ": " + what + " must be positive, got (" +

@@ -1,6 +1,7 @@
 // Conv2D (keras.layers.Conv2D): a 2-D convolution over NHWC images with
-// Keras 2's defaults, owning its kernel (height, width, in, filters) = HWIO
-// and bias (filters) weights.
+// Keras 2's defaults, owning its kernel (height, width, in / groups, filters)
+// = HWIO and bias (filters) weights. groups > 1 is Keras 2's grouped
+// convolution (core/keras/layers/grouped_convolution.hpp says how it is composed).
 #pragma once
 
 #include <accel/keras/activations.hpp>
@@ -18,6 +19,9 @@ struct Conv2DOptions {
   std::array<int32_t, 2> strides{1, 1};
   std::string padding = "valid";  // or "same" (output size ceil(input / stride))
   std::array<int32_t, 2> dilation_rate{1, 1};
+  // Input channels and filters split into this many blocks, filter block g
+  // seeing only channel block g; both counts must divide by it.
+  int64_t groups = 1;
   std::string activation = "linear";
   bool use_bias = true;
   std::shared_ptr<Initializer> kernel_initializer = std::make_shared<GlorotUniform>();
