@@ -23,14 +23,14 @@ void PositionEmbedding::build_weights(const LayerShape& input_shape) {
 }
 
 Tensor PositionEmbedding::call(const Tensor& inputs, bool) {
-  const Shape& table = embeddings_.value().shape();
+  const Shape table = embeddings_.value().shape();
   if (inputs.shape().rank() != 3 || inputs.shape()[1] != table[0] || inputs.shape()[2] != table[1]) {
     throw InvalidArgumentError("PositionEmbedding '" + name() + "': expected inputs (batch, " +
                                std::to_string(table[0]) + ", " + std::to_string(table[1]) + "), got " +
                                inputs.shape().to_string());
   }
   // The (length, dim) table broadcasts over the batch axis.
-  const Tensor& embeddings = embeddings_.value();
+  const Tensor embeddings = embeddings_.value();  // value() is a new handle: keep it alive here
   return ops::add(inputs, embeddings.dtype() == inputs.dtype() ? embeddings : ops::cast(embeddings, inputs.dtype()));
 }
 
