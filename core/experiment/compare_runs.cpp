@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace accel::experiment {
@@ -30,6 +31,17 @@ SourceNodePtr merge_map(const SourceNode& base, const SourceNode& over, const Va
       merged = true;
     }
     if (!merged) out->entries.emplace_back(key, value);
+  }
+  // A key of a one_of group written over the base replaces the group's other
+  // keys: a compare run's model.graph replaces the base's model.layers.
+  if (spec != nullptr && !spec->one_of.empty()) {
+    for (const auto& [key, value] : over.entries) {
+      const auto& group = spec->one_of;
+      if (std::find(group.begin(), group.end(), key->text) == group.end()) continue;
+      for (const std::string& other : group) {
+        if (other != key->text) out->erase(other);
+      }
+    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "run_reader.hpp"
 
 #include "layer_shape_inference.hpp"
+#include "model_graph_reader.hpp"
 #include "schema_check.hpp"
 #include "tpu_preset_lookup.hpp"
 
@@ -369,7 +370,7 @@ class RunReader {
         {"path", {"fashion_mnist", "mnist", "csv"}}, {"split", {"fashion_mnist", "mnist"}},
         {"images", {"idx"}},       {"labels", {"idx"}},       {"label_column", {"csv"}},
         {"header", {"csv"}},       {"shape", {"synthetic"}},  {"classes", {"synthetic"}},
-        {"samples", {"synthetic"}}};
+        {"samples", {"synthetic"}}, {"tokens", {"fashion_mnist", "mnist"}}};
     for (const auto& [key, value] : node.entries) {
       const auto rule = kSourceKeys.find(key->text);
       if (rule == kSourceKeys.end()) continue;
@@ -401,6 +402,10 @@ class RunReader {
       existing("path", true);
       data.example_shape = {28, 28};
       data.classes = 10;
+      if (node.find("tokens") != nullptr) {  // fashion_mnist_blocks: 7x7 blocks of 4x4 pixels
+        data.example_shape = {49};
+        data.example_dtype = "int32";
+      }
     } else if (data.source == "idx") {
       require("images", "train-images-idx3-ubyte.gz");
       require("labels", "train-labels-idx1-ubyte.gz");
@@ -443,6 +448,7 @@ class RunReader {
     const Arguments fields = read_fields(&node, spec.fields, node.where);
     training.epochs = fields.at("epochs").as_int();
     if (fields.contains("steps_per_epoch")) training.steps_per_epoch = fields.at("steps_per_epoch").as_int();
+    if (fields.contains("evaluation_steps")) training.evaluation_steps = fields.at("evaluation_steps").as_int();
     if (fields.contains("validation_split")) training.validation_split = fields.at("validation_split").as_number();
     if (training.validation_split >= 1) {
       fail_at(fields.at("validation_split").where, "'training.validation_split' is 1 or more", "a fraction below 1");
@@ -494,13 +500,21 @@ class RunReader {
   void read_model(const SourceNode& node) {
     ModelConfig model;
     const ValueSpec& spec = section_spec("model");
+    const ValueSpec& layer_spec = *spec.field("layers")->spec->item;
+    if (const SourceNode* graph = node.find("graph")) {
+      model.name = "model";
+      if (const SourceNode* name = node.find("name")) model.name = name->text;
+      read_model_graph(*graph, layer_spec, model);
+      check_dropout_rates(model.layers);
+      infer_graph_shapes(model, *graph);
+      out_.model = std::move(model);
+      return;
+    }
     if (const SourceNode* name = node.find("name")) model.name = name->text;
     const auto& layers = node.find("layers")->items;
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      KerasObject layer = read_call(*layers[i], *spec.field("layers")->spec->item);
-      if (const Value* rate = layer.argument("rate"); rate != nullptr && layer.name == "dropout" && rate->as_number() >= 1) {
-        fail_at(rate->where, "'dropout.rate' is 1 or more, which drops everything", "a rate in [0, 1)");
-      }
+      KerasObject layer = read_call(*layers[i], layer_spec);
+      check_sequential_layer(layer, i);
       if (i > 0 && layer.arguments.contains("input_shape")) {
         fail_at(layer.arguments.at("input_shape").where,
                 fmt::format("model.layers[{}] ({}) has input_shape, which only the first layer may have", i, layer.name),
@@ -508,8 +522,65 @@ class RunReader {
       }
       model.layers.push_back(std::move(layer));
     }
+    check_dropout_rates(model.layers);
     infer_shapes(model);
     out_.model = std::move(model);
+  }
+
+  static void check_dropout_rates(const std::vector<KerasObject>& layers) {
+    for (const KerasObject& layer : layers) {
+      for (const char* key : {"rate", "dropout"}) {
+        const Value* rate = layer.argument(key);
+        if (rate == nullptr || !rate->is_set() || rate->as_number() < 1) continue;
+        if (layer.name != "dropout" && layer.name != "multi_head_attention") continue;
+        fail_at(rate->where, fmt::format("'{}.{}' is 1 or more, which drops everything", layer.name, key),
+                "a rate in [0, 1)");
+      }
+    }
+  }
+
+  // The data's examples become the model's input: the same number of values
+  // (they are reshaped), and token ids for an int32 input.
+  void check_input_fits_data(const std::vector<std::int64_t>& declared, const SourceLocation& where,
+                             const std::string& what) const {
+    const DataConfig& data = *out_.data;
+    if (data.example_shape.empty()) return;
+    std::int64_t have = 1;
+    std::int64_t want = 1;
+    bool overflow = false;
+    for (auto d : data.example_shape) overflow |= __builtin_mul_overflow(have, d, &have);
+    for (auto d : declared) overflow |= __builtin_mul_overflow(want, d, &want);
+    if (overflow || have != want) {
+      fail_at(where,
+              fmt::format("{} {} does not fit the data: {} examples have shape {}", what, shape_text(declared),
+                          data.source, shape_text(data.example_shape)),
+              fmt::format("a shape holding {} values, e.g. {}", have, shape_text(data.example_shape)));
+    }
+  }
+
+  void infer_graph_shapes(ModelConfig& model, const SourceNode& graph_node) {
+    const ModelGraph& graph = *model.graph;
+    const DataConfig& data = *out_.data;
+    if (graph.inputs.size() == 1) {
+      const GraphInput& input = graph.inputs.front();
+      check_input_fits_data(input.shape, graph_node.find("inputs")->find(input.name)->find("shape")->where,
+                            fmt::format("input '{}' of shape", input.name));
+      if (input.dtype != data.example_dtype) {
+        const SourceNode* dtype = graph_node.find("inputs")->find(input.name)->find("dtype");
+        fail_at(dtype != nullptr ? dtype->where : input.where,
+                fmt::format("input '{}' is {} but the data gives {} examples", input.name, input.dtype,
+                            data.example_dtype),
+                data.example_dtype == "int32" ? "dtype: int32 for the token ids of data.tokens"
+                                              : "dtype: float32, or token ids from data.tokens: fashion_mnist_blocks");
+      }
+    }
+    model.layer_output_shapes = infer_graph_output_shapes(model.layers, graph);
+    for (const GraphReference& output : graph.outputs) {
+      for (std::size_t i = 0; i < model.layers.size(); ++i) {
+        if (model.layers[i].argument("name")->as_text() != output.name) continue;
+        check_output_against_loss(model.layers[i], model.layer_output_shapes[i], graph_layer_label(model.layers[i], i));
+      }
+    }
   }
 
   void infer_shapes(ModelConfig& model) {
@@ -517,34 +588,20 @@ class RunReader {
     std::vector<std::int64_t> example = data.example_shape;
     if (const Value* input_shape = model.layers.front().argument("input_shape")) {
       std::vector<std::int64_t> declared = input_shape->as_ints();
-      if (!example.empty()) {
-        std::int64_t have = 1;
-        std::int64_t want = 1;
-        bool overflow = false;
-        for (auto d : example) overflow |= __builtin_mul_overflow(have, d, &have);
-        for (auto d : declared) overflow |= __builtin_mul_overflow(want, d, &want);
-        if (overflow || have != want) {
-          fail_at(input_shape->where,
-                  fmt::format("input_shape {} does not fit the data: {} examples have shape {}",
-                              shape_text(declared), data.source, shape_text(example)),
-                  fmt::format("an input_shape holding {} values, e.g. {}", have, shape_text(example)));
-        }
-      }
+      check_input_fits_data(declared, input_shape->where, "input_shape");
       example = std::move(declared);
     }
     if (example.empty()) return;  // idx / csv without input_shape: known only when the data is read
     model.layer_output_shapes = infer_layer_output_shapes(model.layers, example);
-    check_output_against_loss(model);
+    check_output_against_loss(model.layers.back(), model.layer_output_shapes.back(),
+                              fmt::format("model.layers[{}] ({})", model.layers.size() - 1, model.layers.back().name));
   }
 
-  void check_output_against_loss(const ModelConfig& model) {
+  void check_output_against_loss(const KerasObject& last, const Shape& output, const std::string& where_layer) {
     const TrainingConfig& training = *out_.training;
     const DataConfig& data = *out_.data;
-    const auto& output = model.layer_output_shapes.back();
-    const KerasObject& last = model.layers.back();
     const std::string& loss = training.loss.name;
     const bool one_hot = data.options.at("one_hot").as_bool();
-    const std::string where_layer = fmt::format("model.layers[{}] ({})", model.layers.size() - 1, last.name);
     if (loss == "categorical_crossentropy" && !one_hot) {
       fail_at(training.loss.where, "categorical_crossentropy needs one-hot labels but the data gives integer labels",
               "sparse_categorical_crossentropy, or data.one_hot: true");

@@ -70,10 +70,19 @@ SpecPtr number(double min, double max, bool min_exclusive = false) {
 }
 SpecPtr positive_number() { return number(0, std::numeric_limits<double>::infinity(), true); }
 SpecPtr byte_size() { return make({.form = ValueForm::kByteSize}); }
-SpecPtr shape() { return make({.form = ValueForm::kShape, .min_items = 1, .max_items = 8}); }
-SpecPtr int_or_shape(std::size_t min_items, std::size_t max_items) {
-  return make({.form = ValueForm::kIntOrShape, .min = 1, .max = 1 << 30, .min_items = min_items, .max_items = max_items});
+SpecPtr shape() { return make({.form = ValueForm::kShape, .min = 1, .min_items = 1, .max_items = 8}); }
+// Reshape's target_shape: sizes, and at most one -1 (checked with the shapes).
+SpecPtr target_shape() { return make({.form = ValueForm::kShape, .min = -1, .min_items = 1, .max_items = 8}); }
+SpecPtr int_or_shape(std::size_t min_items, std::size_t max_items, double min = 1) {
+  return make({.form = ValueForm::kIntOrShape, .min = min, .max = 1 << 30, .min_items = min_items, .max_items = max_items});
 }
+SpecPtr names(std::size_t min_items, std::size_t max_items = std::numeric_limits<std::size_t>::max()) {
+  return make({.form = ValueForm::kNames, .min_items = min_items, .max_items = max_items});
+}
+SpecPtr named_map(SpecPtr item, std::size_t min_items = 1) {
+  return make({.form = ValueForm::kNamedMap, .min_items = min_items, .item = std::move(item)});
+}
+SpecPtr margins() { return make({.form = ValueForm::kMargins2D, .min = 0, .max = 1 << 30}); }
 SpecPtr device_name() { return make({.form = ValueForm::kDeviceName}); }
 SpecPtr array_size() { return make({.form = ValueForm::kArraySize, .min = 1, .max = 4096}); }
 SpecPtr int_or_choice(double min, std::vector<std::string> choices) {
@@ -85,8 +94,9 @@ SpecPtr scalar_list() { return make({.form = ValueForm::kScalarList, .min_items 
 SpecPtr list(SpecPtr item, std::size_t min_items = 0) {
   return make({.form = ValueForm::kList, .min_items = min_items, .item = std::move(item)});
 }
-SpecPtr mapping(std::vector<Field> fields, std::string shorthand = "") {
-  return make({.form = ValueForm::kMap, .fields = std::move(fields), .shorthand = std::move(shorthand)});
+SpecPtr mapping(std::vector<Field> fields, std::string shorthand = "", std::vector<std::string> one_of = {}) {
+  return make({.form = ValueForm::kMap, .fields = std::move(fields), .shorthand = std::move(shorthand),
+               .one_of = std::move(one_of)});
 }
 SpecPtr calls(std::string kind, std::vector<Call> calls) {
   return make({.form = ValueForm::kCall, .call_kind = std::move(kind), .calls = std::move(calls)});
@@ -116,36 +126,63 @@ std::vector<Field> join(std::vector<Field> first, const Groups&... rest) {
 
 // ---- Keras names ----------------------------------------------------------
 
-const std::vector<std::string> kActivations{"linear", "relu",     "relu6",    "leaky_relu", "elu",
-                                            "selu",   "gelu",     "sigmoid",  "hard_sigmoid", "tanh",
-                                            "softmax", "softplus", "softsign", "swish",      "silu",
-                                            "exponential"};
-const std::vector<std::string> kInitializers{"glorot_uniform", "glorot_normal", "he_uniform",     "he_normal",
-                                             "lecun_uniform",  "lecun_normal",  "zeros",          "ones",
-                                             "random_normal",  "random_uniform", "truncated_normal", "orthogonal"};
+// keras.activations as core/keras/activations.cpp knows them (a test checks
+// each one builds).
+const std::vector<std::string> kActivations{"linear", "relu",    "sigmoid", "tanh",     "softmax",
+                                            "gelu",   "gelu_approximate",   "swish",    "silu",
+                                            "softplus", "elu",   "selu",    "leaky_relu"};
+// keras.initializers as keras::get_initializer knows them.
+const std::vector<std::string> kInitializers{"glorot_uniform", "he_normal", "zeros", "ones", "uniform", "random_uniform"};
 const std::vector<std::string> kPaddings{"valid", "same"};
 const std::vector<std::string> kDTypes{"float32", "bfloat16", "float16"};
 
+SpecPtr positive_integer() { return integer(1, 1 << 30); }
+
 std::vector<Field> common_layer_arguments() {
-  return {optional("name", text(), "layer type and index", "The layer's name.", "conv1"),
+  return {optional("name", text(), "layer type and index",
+                   "The layer's name (required in model.graph, where other layers refer to it).", "conv1"),
+          optional("inputs", names(1), "none",
+                   "model.graph only (required there): the input or layer names this layer is called on; a list "
+                   "for merge layers and [query, value(, key)] for multi_head_attention.",
+                   "[conv1, shortcut]"),
           optional("input_shape", shape(), "from the data",
-                   "Shape of one example, without the batch axis (first layer only).", "[28, 28, 1]"),
-          optional("dtype", choice(kDTypes), "float32", "Compute and weight type.", "float32"),
+                   "model.layers only: shape of one example, without the batch axis (first layer only).", "[28, 28, 1]"),
+          optional("dtype", choice({"float32"}), "float32", "Compute and weight type (accel's layers compute in float32).",
+                   "float32"),
           optional("trainable", boolean(), "true", "Whether training updates the weights.", "false")};
 }
 
-std::vector<Field> weight_arguments() {
+std::vector<Field> weight_arguments(const std::string& kernel = "kernel_initializer") {
   return {optional("activation", choice(kActivations), "linear", "Applied to the output.", "relu"),
           optional("use_bias", boolean(), "true", "Adds a bias vector.", "false"),
-          optional("kernel_initializer", choice(kInitializers), "glorot_uniform", "Initial kernel values.", "he_normal"),
+          optional(kernel, choice(kInitializers), "glorot_uniform", "Initial kernel values.", "he_normal"),
           optional("bias_initializer", choice(kInitializers), "zeros", "Initial bias values.", "zeros")};
+}
+
+Field padding_argument() {
+  return optional("padding", choice(kPaddings), "valid", "'valid' (no padding) or 'same' (output = ceil(input / stride)).",
+                  "same");
+}
+
+Field strides_argument(const std::string& default_text = "1") {
+  return optional("strides", int_or_shape(2, 2), default_text, "Step of the window: one integer or [rows, columns].", "2");
+}
+
+Field dilation_argument() {
+  return optional("dilation_rate", int_or_shape(2, 2), "1", "Spacing of the kernel taps.", "1");
+}
+
+Field kernel_size_argument() {
+  return required("kernel_size", int_or_shape(2, 2), "Window: one integer or [rows, columns].", "[3, 3]");
 }
 
 std::vector<Field> pooling_arguments() {
   return {optional("pool_size", int_or_shape(2, 2), "2", "Window size: one integer or [rows, columns].", "[2, 2]"),
-          optional("strides", int_or_shape(2, 2), "pool_size", "Step between windows.", "2"),
-          optional("padding", choice(kPaddings), "valid", "'valid' (no padding) or 'same' (output = ceil(input / stride)).",
-                   "same")};
+          strides_argument("pool_size"), padding_argument()};
+}
+
+std::vector<Field> global_pooling_arguments() {
+  return {optional("keepdims", boolean(), "false", "Keeps the pooled axes with size 1.", "true")};
 }
 
 Call layer(std::string name, std::string doc, std::vector<Field> arguments) {
@@ -153,41 +190,97 @@ Call layer(std::string name, std::string doc, std::vector<Field> arguments) {
 }
 
 SpecPtr layer_spec() {
-  return calls("layer",
-               {layer("dense", "Densely connected layer on the last axis (Keras accepts any rank >= 2).",
-                      join({required("units", integer(1, 1 << 30), "Output size.", "128")}, weight_arguments())),
-                layer("conv2d", "2-D convolution over [batch, height, width, channels] (channels last).",
-                      join({required("filters", integer(1, 1 << 30), "Output channels.", "32"),
-                            required("kernel_size", int_or_shape(2, 2), "Window: one integer or [rows, columns].", "[3, 3]"),
-                            optional("strides", int_or_shape(2, 2), "1", "Step of the window.", "1"),
-                            optional("padding", choice(kPaddings), "valid", "'valid' or 'same'.", "same"),
-                            optional("dilation_rate", int_or_shape(2, 2), "1", "Spacing of the kernel taps.", "1")},
-                           weight_arguments())),
-                layer("max_pooling2d", "Maximum over windows of [batch, height, width, channels].", pooling_arguments()),
-                layer("average_pooling2d", "Mean over windows of [batch, height, width, channels].", pooling_arguments()),
-                layer("global_average_pooling2d", "Mean over height and width: [b, h, w, c] -> [b, c].", {}),
-                layer("global_max_pooling2d", "Maximum over height and width: [b, h, w, c] -> [b, c].", {}),
-                layer("flatten", "[batch, d1, d2, ...] -> [batch, d1 * d2 * ...].", {}),
-                layer("reshape", "Reshapes each example; the element count must stay the same.",
-                      {required("target_shape", shape(), "New shape without the batch axis.", "[28, 28, 1]")}),
-                layer("dropout", "Zeroes a fraction of the inputs while training.",
-                      {required("rate", number(0, 1), "Fraction dropped (below 1).", "0.2"),
-                       optional("seed", integer(0, 4294967295.0), "none", "Random seed.", "7")}),
-                layer("batch_normalization", "Normalizes with batch statistics (moving averages when predicting).",
-                      {optional("axis", integer(-8, 8), "-1", "The feature axis.", "-1"),
-                       optional("momentum", number(0, 1), "0.99", "Moving-average momentum.", "0.9"),
-                       optional("epsilon", positive_number(), "0.001", "Added to the variance.", "1e-5"),
-                       optional("center", boolean(), "true", "Learns an offset.", "true"),
-                       optional("scale", boolean(), "true", "Learns a scale.", "true")}),
-                layer("layer_normalization", "Normalizes each example over the last axis.",
-                      {optional("axis", integer(-8, 8), "-1", "The normalized axis.", "-1"),
-                       optional("epsilon", positive_number(), "0.001", "Added to the variance.", "1e-5")}),
-                layer("embedding", "Looks up integer ids: [batch, length] -> [batch, length, output_dim].",
-                      {required("input_dim", integer(1, 1 << 30), "Vocabulary size (ids are 0..input_dim-1).", "10000"),
-                       required("output_dim", integer(1, 1 << 30), "Vector size.", "64"),
-                       optional("mask_zero", boolean(), "false", "Treats id 0 as padding.", "true")}),
-                layer("activation", "Applies an activation function.",
-                      {required("activation", choice(kActivations), "The function.", "softmax")})});
+  const auto filters = required("filters", positive_integer(), "Output channels.", "32");
+  const auto margins_doc = " n (every side), [rows, columns] (each at both ends) or [[top, bottom], [left, right]].";
+  return calls(
+      "layer",
+      {layer("dense", "Densely connected layer on the last axis (Keras accepts any rank >= 2).",
+             join({required("units", positive_integer(), "Output size.", "128")}, weight_arguments())),
+       layer("conv2d", "2-D convolution over [batch, height, width, channels] (channels last).",
+             join({filters, kernel_size_argument(), strides_argument(), padding_argument(), dilation_argument(),
+                   optional("groups", positive_integer(), "1",
+                            "Grouped convolution: channels and filters split into this many blocks (both divisible).",
+                            "2")},
+                  weight_arguments())),
+       layer("depthwise_conv2d", "Each input channel convolved with its own depth_multiplier filters.",
+             join({kernel_size_argument(), strides_argument(), padding_argument(),
+                   optional("depth_multiplier", positive_integer(), "1", "Filters per input channel.", "1"),
+                   dilation_argument()},
+                  weight_arguments("depthwise_initializer"))),
+       layer("conv2d_transpose", "Transposed 2-D convolution (the input gradient of conv2d): upsamples by strides.",
+             join({filters, kernel_size_argument(), strides_argument(), padding_argument(),
+                   optional("output_padding", int_or_shape(2, 2, 0), "none",
+                            "Extra rows and columns after the output, each below its stride.", "1"),
+                   dilation_argument()},
+                  weight_arguments())),
+       layer("max_pooling2d", "Maximum over windows of [batch, height, width, channels].", pooling_arguments()),
+       layer("average_pooling2d", "Mean over windows of [batch, height, width, channels].", pooling_arguments()),
+       layer("global_average_pooling2d", "Mean over height and width: [b, h, w, c] -> [b, c].", global_pooling_arguments()),
+       layer("global_max_pooling2d", "Maximum over height and width: [b, h, w, c] -> [b, c].", global_pooling_arguments()),
+       layer("global_average_pooling1d", "Mean over the steps: [b, steps, features] -> [b, features].",
+             global_pooling_arguments()),
+       layer("global_max_pooling1d", "Maximum over the steps: [b, steps, features] -> [b, features].",
+             global_pooling_arguments()),
+       layer("flatten", "[batch, d1, d2, ...] -> [batch, d1 * d2 * ...].", {}),
+       layer("reshape", "Reshapes each example; the element count must stay the same.",
+             {required("target_shape", target_shape(), "New shape without the batch axis; one entry may be -1 (inferred).",
+                       "[49, 64]")}),
+       layer("permute", "Reorders the axes after the batch axis.",
+             {required("dims", shape(), "A permutation of 1..rank-1 (1-based, the batch axis excluded).", "[2, 1]")}),
+       layer("repeat_vector", "[batch, features] -> [batch, n, features].",
+             {required("n", positive_integer(), "Repetitions.", "3")}),
+       layer("zero_padding2d", "Adds rows and columns of zeros around [batch, height, width, channels].",
+             {optional("padding", margins(), "1", std::string("Zeros added:") + margins_doc, "[[3, 3], [3, 3]]")}),
+       layer("cropping2d", "Removes rows and columns at the borders of [batch, height, width, channels].",
+             {optional("cropping", margins(), "0", std::string("Cells removed:") + margins_doc, "[2, 2]")}),
+       layer("up_sampling2d", "Repeats rows and columns: [b, h, w, c] -> [b, h * rows, w * columns, c].",
+             {optional("size", int_or_shape(2, 2), "2", "Factors: one integer or [rows, columns].", "2"),
+              optional("interpolation", choice({"nearest"}), "nearest", "How new cells are filled.", "nearest")}),
+       layer("dropout", "Zeroes a fraction of the inputs while training.",
+             {required("rate", number(0, 1), "Fraction dropped (below 1).", "0.2"),
+              optional("seed", integer(0, 4294967295.0), "none", "Random seed.", "7")}),
+       layer("batch_normalization", "Normalizes with batch statistics (moving averages when predicting).",
+             {optional("axis", integer(-8, 8), "-1", "The feature axis.", "-1"),
+              optional("momentum", number(0, 1), "0.99", "Moving-average momentum.", "0.9"),
+              optional("epsilon", positive_number(), "0.001", "Added to the variance.", "1e-5"),
+              optional("center", boolean(), "true", "Learns an offset.", "true"),
+              optional("scale", boolean(), "true", "Learns a scale.", "true")}),
+       layer("layer_normalization", "Normalizes each example over an axis (the last by default).",
+             {optional("axis", integer(-8, 8), "-1", "The normalized axis.", "-1"),
+              optional("epsilon", positive_number(), "0.001", "Added to the variance.", "1e-6"),
+              optional("center", boolean(), "true", "Learns an offset.", "true"),
+              optional("scale", boolean(), "true", "Learns a scale.", "true")}),
+       layer("embedding", "Looks up integer ids: [batch, length] -> [batch, length, output_dim].",
+             {required("input_dim", positive_integer(), "Vocabulary size (ids are 0..input_dim-1).", "10000"),
+              required("output_dim", positive_integer(), "Vector size.", "64"),
+              optional("embeddings_initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),
+       layer("position_embedding",
+             "Adds a learned vector per position (KerasHub's PositionEmbedding): [b, length, dim], same shape out.",
+             {optional("initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),
+       layer("activation", "Applies an activation function.",
+             {required("activation", choice(kActivations), "The function.", "softmax")}),
+       layer("add", "Sum of its inputs (model.graph; shapes broadcast).", {}),
+       layer("subtract", "inputs[0] - inputs[1] (model.graph; exactly two inputs).", {}),
+       layer("multiply", "Product of its inputs (model.graph; shapes broadcast).", {}),
+       layer("average", "Mean of its inputs (model.graph; shapes broadcast).", {}),
+       layer("concatenate", "Its inputs joined along an axis (model.graph).",
+             {optional("axis", integer(-8, 8), "-1", "The joined axis; the others must agree.", "-1")}),
+       layer("multi_head_attention",
+             "Scaled dot-product attention of a query sequence over a value sequence (model.graph; inputs "
+             "[query, value] or [query, value, key], each [batch, length, features]; [x, x] is self-attention).",
+             {required("num_heads", positive_integer(), "Attention heads.", "4"),
+              required("key_dim", positive_integer(), "Size of each head for query and key.", "16"),
+              optional("value_dim", positive_integer(), "key_dim", "Size of each head for value.", "16"),
+              optional("dropout", number(0, 1), "0", "Dropout on the attention scores while training (below 1).",
+                       "0.1"),
+              optional("use_bias", boolean(), "true", "Biases in the projections.", "false"),
+              optional("output_shape", positive_integer(), "the query's last axis", "Size of the output's last axis.",
+                       "64"),
+              optional("kernel_initializer", choice(kInitializers), "glorot_uniform", "Initial kernels.",
+                       "glorot_uniform"),
+              optional("bias_initializer", choice(kInitializers), "zeros", "Initial biases.", "zeros"),
+              optional("use_causal_mask", boolean(), "false",
+                       "A call option: position i attends only to positions <= i.", "true")})});
 }
 
 std::vector<Field> optimizer_common() {
@@ -400,11 +493,27 @@ std::vector<Field> run_fields() {
        optional("timing", choice({"analytical", "cycle_accurate"}), "analytical", "The emulator's timing model.",
                 "analytical")},
       "preset");
-  const auto model = mapping(
-      {optional("name", text(), "sequential", "The model's name.", "fashion_cnn"),
+  const auto graph_input = mapping(
+      {required("shape", shape(), "One example's shape, without the batch axis.", "[28, 28, 1]"),
+       optional("dtype", choice({"float32", "int32"}), "float32", "The input's type: int32 for token ids.", "int32")});
+  const auto graph = mapping(
+      {required("inputs", named_map(graph_input),
+                "The model's inputs by name (keras.Input(shape, dtype, name)), in order.",
+                "{image: {shape: [28, 28, 1]}}"),
        required("layers", list(layer_spec(), 1),
-                "Sequential layers, each `keras_name: {arguments}` (or just `keras_name`).",
-                "[flatten: {input_shape: [28, 28]}, dense: {units: 10}]")});
+                "The layers, each `keras_name: {name, inputs, arguments}`, listed after the layers they take.",
+                "[conv2d: {name: c1, filters: 32, kernel_size: 3, inputs: image}]"),
+       required("outputs", names(1), "The output layer (or a list of them): keras.Model(inputs, outputs).",
+                "predictions")});
+  const auto model = mapping(
+      {optional("name", text(), "sequential (layers), model (graph)", "The model's name.", "fashion_cnn"),
+       optional("layers", list(layer_spec(), 1), "none",
+                "A Sequential model: its layers in order, each `keras_name: {arguments}` (or just `keras_name`).",
+                "[flatten: {input_shape: [28, 28]}, dense: {units: 10}]"),
+       optional("graph", graph, "none",
+                "A Functional model: named inputs, layers that name their inputs, and outputs.",
+                "{inputs: {x: {shape: [784]}}, layers: [dense: {name: out, units: 10, inputs: x}], outputs: out}")},
+      "", {"layers", "graph"});
   const auto benchmark = mapping(
       {required("op", choice({"matmul", "conv2d", "add", "relu", "softmax"}), "The op timed.", "matmul"),
        required("sizes", list(int_or_shape(1, 7), 1),
@@ -426,6 +535,10 @@ std::vector<Field> run_fields() {
        optional("shape", shape(), "none", "synthetic: shape of one example (required for synthetic).", "[32, 32, 3]"),
        optional("classes", integer(1, 1 << 24), "10", "synthetic: label values 0..classes-1.", "100"),
        optional("samples", integer(1, 1e12), "1024", "synthetic: examples per epoch.", "60000"),
+       optional("tokens", choice({"fashion_mnist_blocks"}), "none",
+                "fashion_mnist / mnist: the images as token sequences instead: int32 [49], a 7x7 grid of 4x4-pixel "
+                "blocks read row-major, each min(sum of its pixels / 255, 15) (vocabulary 16; docs/model-zoo.md).",
+                "fashion_mnist_blocks"),
        optional("normalize", boolean(), "true", "Scales 8-bit images to [0, 1].", "true"),
        optional("one_hot", boolean(), "false", "One-hot labels (for categorical_crossentropy).", "true"),
        optional("take", integer(1, 1e12), "all", "Uses only the first N examples.", "6000"),
@@ -443,6 +556,8 @@ std::vector<Field> run_fields() {
        optional("epochs", integer(1, 1 << 20), "1", "Passes over the data.", "5"),
        optional("steps_per_epoch", integer(1, 1e12), "the whole dataset", "Batches per epoch.", "100"),
        optional("validation_split", number(0, 1), "0", "Fraction of the examples held out for validation (below 1).", "0.1"),
+       optional("evaluation_steps", integer(1, 1e12), "the whole test split",
+                "Batches of the test split evaluated after training (Keras's evaluate(steps=...)).", "20"),
        optional("callbacks", list(callback_spec()), "[]", "Keras callbacks.", "[{early_stopping: {patience: 2}}]"),
        optional("seed", integer(0, 4294967295.0), "none", "Seeds weights, shuffling and dropout for repeatable runs.",
                 "42"),
@@ -468,7 +583,8 @@ std::vector<Field> run_fields() {
       optional("strategy", strategy_spec(), "none (the default device)", "A tf.distribute strategy.",
                "{mirrored: {devices: [/CPU:0, /CPU:1]}}"),
       optional("tpu", tpu, "tpu_v4", "The emulated TPU system (used by TPU devices).", "{preset: tpu_v4, array: 64x64}"),
-      optional("model", model, "none", "A Keras Sequential model (with data and training); or use benchmark.",
+      optional("model", model, "none",
+               "A Keras model, Sequential (layers) or Functional (graph), with data and training; or use benchmark.",
                "{layers: [...]}"),
       optional("benchmark", benchmark, "none", "An op benchmark instead of a model.", "{op: matmul, sizes: [1024]}"),
       optional("data", data, "none", "The input pipeline (required with model).", "{source: fashion_mnist, batch: 32}"),
@@ -522,19 +638,36 @@ constexpr const char* kRulesAcrossKeys = R"(
   names (`compare.gpu.device=/GPU:1`); the value is YAML. Errors in it are reported as
   `override 'key=value':1:COLUMN: ...`.
 - **Work.** A run has `model` (then `data` and `training` are required) or `benchmark` (then
-  neither is allowed). Benchmark sizes: matmul `N` or `[M, N, K]`; conv2d
+  neither is allowed). A model is `model.layers` (Sequential) or `model.graph` (Functional),
+  exactly one; a compare run's one replaces the base's other. Benchmark sizes: matmul `N` or `[M, N, K]`; conv2d
   `[N, H, W, C, K, R, S]`; add/relu one element count; softmax `N` or `[rows, columns]`.
-- **Data sources.** `path` and `split` apply to fashion_mnist / mnist (`path` a folder); `images`
-  and `labels` (required) to idx; `path` (required), `label_column`, `header` to csv; `shape`
-  (required), `classes`, `samples` to synthetic. Paths are relative to the experiment file and
-  must exist. fashion_mnist and mnist examples are 28x28 with 10 classes.
+- **Data sources.** `path`, `split` and `tokens` apply to fashion_mnist / mnist (`path` a folder);
+  `images` and `labels` (required) to idx; `path` (required), `label_column`, `header` to csv;
+  `shape` (required), `classes`, `samples` to synthetic. Paths are relative to the experiment file
+  and must exist. fashion_mnist and mnist examples are 28x28 with 10 classes; with
+  `tokens: fashion_mnist_blocks` they are int32 sequences of 49 tokens in 0..15.
 - **Shapes.** The first layer's `input_shape` (or else the data's example shape) is walked
   through the layers with Keras' rules: dense maps the last axis of any rank >= 2; conv2d and
   the 2-D poolings need rank 4 (`[batch, height, width, channels]`), and a `valid` window must
   fit; flatten needs rank >= 2; reshape keeps the element count. An `input_shape` with the same
   element count as the data's examples is accepted (the data is reshaped), another one is an
   error. `input_shape` belongs on the first layer only. When neither is known (idx, csv without
-  `input_shape`) shapes are checked when the data is read.
+  `input_shape`) shapes are checked when the data is read. A model.graph's shapes start from its
+  inputs' declared shapes and go through the graph: merge layers broadcast their inputs (an add
+  of [None, 28, 28, 32] and [None, 14, 14, 64] is an error at the second name), concatenate's
+  inputs agree but on `axis`, multi_head_attention takes rank-3 [query, value(, key)]. A single
+  graph input must hold as many values as the data's examples, and be int32 exactly when the
+  data gives tokens.
+- **Model graphs.** Every layer of `model.graph.layers` has a `name` and `inputs`: the names of
+  graph inputs or of layers listed before it (as Keras calls them), one name for a one-input
+  layer, a list for add, subtract (two), multiply, average, concatenate and
+  multi_head_attention (`[query, value]` or `[query, value, key]`; `[x, x]` is self-attention).
+  Names are unique among inputs and layers. A name listed later, a cycle, an unknown name, and
+  a layer or input that no output depends on (Keras drops those silently; here it is most
+  likely a misspelt name) are errors at the name. `input_shape` belongs to `model.layers`, and
+  `inputs` and the list-input layers to `model.graph`. `accel validate` accepts several inputs
+  and outputs; `accel run` refuses them (the data sources give one example and one label
+  tensor), with that reason.
 - **Loss and labels.** sparse_categorical_crossentropy and categorical_crossentropy need a
   `[batch, classes]` output whose size equals the data's classes when known;
   categorical_crossentropy needs `data.one_hot: true` and sparse the opposite;
@@ -584,6 +717,8 @@ std::string type_text(const ValueSpec& spec) {
       if (spec.item->form == ValueForm::kCall) return "list of " + spec.item->call_kind + "s";
       if (spec.item->form == ValueForm::kMap) return "list of mappings";
       return "list of " + type_text(*spec.item);
+    case ValueForm::kNamedMap:
+      return "mapping of names to " + (spec.item->form == ValueForm::kMap ? std::string("mappings") : type_text(*spec.item));
     case ValueForm::kCall: return spec.call_kind + " (name or {name: {arguments}})";
     case ValueForm::kNumberOrCall: return "number" + range_text(spec) + " or " + spec.call_kind + " ({name: {arguments}})";
     default: return describe_expected(spec);
@@ -626,13 +761,26 @@ void render_calls(std::string& out, const ValueSpec& spec, std::set<std::string>
   }
 }
 
-void render_section(std::string& out, const std::string& title, const ValueSpec& spec, std::set<std::string>& done) {
-  out += fmt::format("\n## `{}`\n\n", title);
+// The spec inside a list or a mapping of names (its entries), else `spec`.
+const ValueSpec& entry_spec(const ValueSpec& spec) {
+  if (spec.form == ValueForm::kList || spec.form == ValueForm::kNamedMap) return *spec.item;
+  return spec;
+}
+
+// A section's table, its Keras objects, then each nested mapping's table
+// ("### `model.graph`").
+void render_section(std::string& out, const std::string& title, const ValueSpec& spec, std::set<std::string>& done,
+                    bool nested = false) {
+  out += fmt::format("\n{} `{}`\n\n", nested ? "###" : "##", title);
+  if (!spec.one_of.empty()) out += fmt::format("Exactly one of {}.\n\n", quoted_list(spec.one_of));
   render_fields(out, spec.fields);
   for (const Field& f : spec.fields) {
-    const ValueSpec* inner = f.spec.get();
-    if (inner->form == ValueForm::kList) inner = inner->item.get();
-    if (inner->form == ValueForm::kCall) render_calls(out, *inner, done);
+    const ValueSpec& inner = entry_spec(*f.spec);
+    if (inner.form == ValueForm::kCall) render_calls(out, inner, done);
+  }
+  for (const Field& f : spec.fields) {
+    const ValueSpec& inner = entry_spec(*f.spec);
+    if (inner.form == ValueForm::kMap && !inner.fields.empty()) render_section(out, title + "." + f.key, inner, done, true);
   }
 }
 
@@ -649,12 +797,24 @@ std::string describe_expected(const ValueSpec& spec) {
     case ValueForm::kInteger: return "an integer" + range_text(spec);
     case ValueForm::kNumber: return "a number" + range_text(spec);
     case ValueForm::kByteSize: return "a size with a unit, e.g. 512 MiB or 2 GiB";
-    case ValueForm::kIntOrShape:
+    case ValueForm::kIntOrShape: {
+      const char* kind = spec.min < 1 ? "non-negative" : "positive";
       if (spec.min_items == spec.max_items) {
-        return fmt::format("a positive integer or a list of {} positive integers", spec.max_items);
+        return fmt::format("a {} integer or a list of {} {} integers", kind, spec.max_items, kind);
       }
-      return fmt::format("a positive integer or a list of {} to {} positive integers", spec.min_items, spec.max_items);
-    case ValueForm::kShape: return "a list of positive integers, e.g. [28, 28, 1]";
+      return fmt::format("a {} integer or a list of {} to {} {} integers", kind, spec.min_items, spec.max_items, kind);
+    }
+    case ValueForm::kShape:
+      if (spec.min < 1) return "a list of positive integers with at most one -1 (inferred), e.g. [49, -1]";
+      return "a list of positive integers, e.g. [28, 28, 1]";
+    case ValueForm::kNames:
+      if (spec.max_items != std::numeric_limits<std::size_t>::max()) {
+        return fmt::format("a name or a list of {} to {} names", spec.min_items, spec.max_items);
+      }
+      return "a name or a list of names";
+    case ValueForm::kNamedMap: return "a mapping of names, each to " + describe_expected(*spec.item);
+    case ValueForm::kMargins2D:
+      return "a non-negative integer, [rows, columns] or [[top, bottom], [left, right]] of non-negative integers";
     case ValueForm::kDeviceName: return "a device name such as /CPU:0, /GPU:1 or a device type such as GPU";
     case ValueForm::kArraySize: return "rows x columns, e.g. 128x128, each in [1, 4096]";
     case ValueForm::kIntOrChoice: return "an integer" + range_text(spec) + " or " + quoted_list(spec.choices);

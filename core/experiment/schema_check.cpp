@@ -133,6 +133,73 @@ void check_map_fields(const SourceNode& node, const std::vector<Field>& fields, 
   }
 }
 
+// `one_of`: two written is an error at the second; none only when required keys are enforced.
+void check_one_of(const SourceNode& node, const std::vector<std::string>& one_of, const std::string& path,
+                  RequiredKeys required) {
+  if (one_of.empty()) return;
+  const SourceNode* first = nullptr;
+  for (const auto& entry : node.entries) {
+    if (std::find(one_of.begin(), one_of.end(), entry.first->text) == one_of.end()) continue;
+    if (first != nullptr) {
+      fail_at(*entry.first, fmt::format("'{}' has both '{}' and '{}'", path, first->text, entry.first->text),
+              "exactly one of " + quoted_names(one_of));
+    }
+    first = entry.first.get();
+  }
+  if (first == nullptr && required == RequiredKeys::kEnforce) {
+    fail_at(node, fmt::format("'{}' has none of {}", path, quoted_names(one_of)), "exactly one of them");
+  }
+}
+
+void check_names(const SourceNode& node, const ValueSpec& spec, const std::string& path) {
+  if (node.is_scalar()) {
+    if (node.text.empty()) wrong(node, path, "an empty name", spec);
+    if (spec.min_items > 1) wrong(node, path, "one name", spec);
+    return;
+  }
+  if (!node.is_list()) wrong(node, path, shown(node), spec);
+  if (node.items.size() < spec.min_items || node.items.size() > spec.max_items) {
+    wrong(node, path, fmt::format("a list of {} names", node.items.size()), spec);
+  }
+  for (std::size_t i = 0; i < node.items.size(); ++i) {
+    const SourceNode& item = *node.items[i];
+    if (!item.is_scalar() || item.text.empty()) {
+      fail_at(item, fmt::format("'{}[{}]' is {}", path, i, shown(item)), "a layer or input name");
+    }
+  }
+}
+
+void check_named_map(const SourceNode& node, const ValueSpec& spec, const std::string& path, RequiredKeys required) {
+  if (!node.is_map()) wrong(node, path, shown(node), spec);
+  if (node.entries.size() < spec.min_items) wrong(node, path, "an empty mapping", spec);
+  for (const auto& [key, value] : node.entries) check_value(*value, *spec.item, path + "." + key->text, required);
+}
+
+// n, [rows, columns] or [[top, bottom], [left, right]].
+void check_margins(const SourceNode& node, const ValueSpec& spec, const std::string& path) {
+  const auto check_count = [&](const SourceNode& value, const std::string& at) {
+    std::int64_t count = 0;
+    if (!value.is_scalar() || value.quoted || parse_integer(value.text, count) != IntegerParse::kOk || count < 0 ||
+        count > (1LL << 30)) {
+      fail_at(value, fmt::format("'{}' is {}", at, shown(value)), describe_expected(spec));
+    }
+  };
+  if (node.is_scalar()) return check_count(node, path);
+  if (!node.is_list() || node.items.size() != 2) wrong(node, path, shown(node), spec);
+  const bool nested = node.items[0]->is_list();
+  for (std::size_t i = 0; i < 2; ++i) {
+    const SourceNode& side = *node.items[i];
+    const std::string at = fmt::format("{}[{}]", path, i);
+    if (!nested) {
+      check_count(side, at);
+      continue;
+    }
+    if (!side.is_list() || side.items.size() != 2) wrong(side, at, shown(side) + ", not a pair", spec);
+    check_count(*side.items[0], at + "[0]");
+    check_count(*side.items[1], at + "[1]");
+  }
+}
+
 void check_call(const SourceNode& node, const ValueSpec& spec, const std::string& path, RequiredKeys required) {
   std::vector<std::string> names;
   for (const Call& c : spec.calls) names.push_back(c.name);
@@ -267,8 +334,10 @@ void check_value(const SourceNode& node, const ValueSpec& spec, const std::strin
       for (std::size_t i = 0; i < node.items.size(); ++i) {
         const SourceNode& item = *node.items[i];
         std::int64_t value = 0;
-        if (!item.is_scalar() || item.quoted || parse_integer(item.text, value) != IntegerParse::kOk || value < 1 ||
-            value > (1LL << 40)) {
+        // Shapes hold sizes >= 1 (reshape's target_shape also -1); kIntOrShape's spec.min may be 0 (output_padding).
+        const double min = std::isinf(spec.min) ? 1 : spec.min;
+        if (!item.is_scalar() || item.quoted || parse_integer(item.text, value) != IntegerParse::kOk ||
+            static_cast<double>(value) < min || (value == 0 && spec.form == ValueForm::kShape) || value > (1LL << 40)) {
           fail_at(item, fmt::format("'{}[{}]' is {}", path, i, shown(item)), describe_expected(spec));
         }
       }
@@ -316,6 +385,7 @@ void check_value(const SourceNode& node, const ValueSpec& spec, const std::strin
       }
       if (!node.is_map()) wrong(node, path, shown(node), spec);
       check_map_fields(node, spec.fields, path, "'" + path + "'", required);
+      check_one_of(node, spec.one_of, path, required);
       return;
     case ValueForm::kList:
       if (!node.is_list()) wrong(node, path, shown(node) + ", not a list", spec);
@@ -328,6 +398,9 @@ void check_value(const SourceNode& node, const ValueSpec& spec, const std::strin
     case ValueForm::kFreeMap:
       if (!node.is_map()) wrong(node, path, shown(node), spec);
       return;
+    case ValueForm::kNames: check_names(node, spec, path); return;
+    case ValueForm::kNamedMap: check_named_map(node, spec, path, required); return;
+    case ValueForm::kMargins2D: check_margins(node, spec, path); return;
     case ValueForm::kScalarList:
       if (!node.is_list() || node.items.empty()) wrong(node, path, shown(node), ValueSpec{.form = ValueForm::kScalarList});
       for (const auto& item : node.items) {
@@ -409,6 +482,12 @@ Value to_value(const SourceNode& node, const ValueSpec& spec) {
       out.data = std::move(values);
       break;
     }
+    case ValueForm::kNames:
+      if (node.is_scalar()) {
+        out.data = std::vector<std::string>{node.text};
+        break;
+      }
+      [[fallthrough]];
     case ValueForm::kList:
     case ValueForm::kScalarList: {
       std::vector<std::string> texts;
@@ -416,8 +495,31 @@ Value to_value(const SourceNode& node, const ValueSpec& spec) {
       out.data = std::move(texts);
       break;
     }
+    case ValueForm::kMargins2D: {
+      // n; [rows, columns]; [[top, bottom], [left, right]] as [top, bottom, left, right].
+      std::vector<std::int64_t> values;
+      const auto add = [&values](const SourceNode& count) {
+        std::int64_t value = 0;
+        parse_integer(count.text, value);
+        values.push_back(value);
+      };
+      if (node.is_scalar()) {
+        add(node);
+      } else {
+        for (const auto& side : node.items) {
+          if (side->is_list()) {
+            for (const auto& count : side->items) add(*count);
+          } else {
+            add(*side);
+          }
+        }
+      }
+      out.data = std::move(values);
+      break;
+    }
     case ValueForm::kMap:
     case ValueForm::kCall:
+    case ValueForm::kNamedMap:
     case ValueForm::kFreeMap: break;  // read with read_fields / read_call
   }
   return out;
@@ -430,6 +532,7 @@ namespace {
 bool default_is_literal(const Field& field) {
   if (field.default_text.empty()) return false;
   const auto form = field.spec->form;
+  if (form == ValueForm::kNames) return false;  // names are the file's own: no default names one
   if (form == ValueForm::kText || form == ValueForm::kBoolOrText || form == ValueForm::kDeviceName) {
     return field.default_text.find_first_of(" <$") == std::string::npos;
   }

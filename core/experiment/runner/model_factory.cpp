@@ -1,125 +1,60 @@
 #include "model_factory.hpp"
 
-#include <accel/error.hpp>
-#include <accel/keras/layers.hpp>
+#include "keras_arguments.hpp"
+#include "layer_factory.hpp"
+
+#include <accel/keras/input_layer.hpp>
+#include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/optimizers/adam.hpp>
 #include <accel/keras/optimizers/adamw.hpp>
 #include <accel/keras/optimizers/rmsprop.hpp>
 #include <accel/keras/optimizers/schedules.hpp>
 #include <accel/keras/optimizers/sgd.hpp>
 
-#include <fmt/format.h>
-
-#include <array>
+#include <map>
 #include <string>
 
 namespace accel::experiment {
 namespace {
 
-[[noreturn]] void unsupported(const std::string& kind, const std::string& name) {
-  throw UnimplementedError(fmt::format("{} '{}' is not implemented by accel's Keras yet", kind, name));
-}
-
-const Value* set_argument(const KerasObject& object, const std::string& key) {
-  const Value* value = object.argument(key);
-  return value != nullptr && value->is_set() ? value : nullptr;
-}
-
-std::string text_or(const KerasObject& object, const std::string& key, std::string fallback) {
-  const Value* value = set_argument(object, key);
-  return value ? value->as_text() : fallback;
-}
-
-double number_or(const KerasObject& object, const std::string& key, double fallback) {
-  const Value* value = set_argument(object, key);
-  return value ? value->as_number() : fallback;
-}
-
-bool bool_or(const KerasObject& object, const std::string& key, bool fallback) {
-  const Value* value = set_argument(object, key);
-  return value ? value->as_bool() : fallback;
-}
-
-// 3 -> {3, 3}; [3, 2] -> {3, 2}.
-std::array<int32_t, 2> pair_or(const KerasObject& object, const std::string& key, std::array<int32_t, 2> fallback) {
-  const Value* value = set_argument(object, key);
-  if (!value) return fallback;
-  const std::vector<int64_t> ints = value->as_ints();
-  if (ints.size() == 1) return {static_cast<int32_t>(ints[0]), static_cast<int32_t>(ints[0])};
-  return {static_cast<int32_t>(ints.at(0)), static_cast<int32_t>(ints.at(1))};
-}
-
-std::shared_ptr<keras::Initializer> initializer_or_default(const KerasObject& object, const std::string& key,
-                                                           std::shared_ptr<keras::Initializer> fallback) {
-  const Value* value = set_argument(object, key);
-  if (!value || value->defaulted) return fallback;
-  return keras::get_initializer(value->as_text());
-}
-
-keras::Pooling2DOptions pooling_options(const KerasObject& layer) {
-  keras::Pooling2DOptions options;
-  options.pool_size = pair_or(layer, "pool_size", {2, 2});
-  if (set_argument(layer, "strides")) options.strides = pair_or(layer, "strides", options.pool_size);
-  options.padding = text_or(layer, "padding", "valid");
-  options.name = text_or(layer, "name", "");
-  return options;
-}
-
-std::shared_ptr<keras::Layer> make_layer(const KerasObject& layer) {
-  const std::string& kind = layer.name;
-  const std::string name = text_or(layer, "name", "");
-  if (kind == "dense") {
-    keras::DenseOptions options;
-    options.activation = text_or(layer, "activation", "linear");
-    options.use_bias = bool_or(layer, "use_bias", true);
-    options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
-    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
-    options.name = name;
-    return std::make_shared<keras::Dense>(set_argument(layer, "units")->as_int(), options);
+// model.graph as Keras's Functional API: an Input per graph input, each layer
+// called on the tensors it names (in file order, which lists a layer after
+// its inputs), Model(inputs, outputs).
+std::shared_ptr<keras::Model> make_functional(const ModelConfig& model) {
+  const ModelGraph& graph = *model.graph;
+  std::map<std::string, keras::KerasTensor> tensors;
+  std::vector<keras::KerasTensor> inputs;
+  for (const GraphInput& input : graph.inputs) {
+    const keras::LayerShape shape(input.shape.begin(), input.shape.end());
+    const DType dtype = input.dtype == "int32" ? DType::kInt32 : DType::kFloat32;
+    inputs.push_back(keras::Input(shape, keras::InputOptions{.name = input.name, .dtype = dtype}));
+    tensors[input.name] = inputs.back();
   }
-  if (kind == "conv2d") {
-    keras::Conv2DOptions options;
-    options.strides = pair_or(layer, "strides", {1, 1});
-    options.padding = text_or(layer, "padding", "valid");
-    options.dilation_rate = pair_or(layer, "dilation_rate", {1, 1});
-    options.activation = text_or(layer, "activation", "linear");
-    options.use_bias = bool_or(layer, "use_bias", true);
-    options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
-    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
-    options.name = name;
-    return std::make_shared<keras::Conv2D>(set_argument(layer, "filters")->as_int(),
-                                           pair_or(layer, "kernel_size", {3, 3}), options);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const KerasObject& config = model.layers[i];
+    const std::shared_ptr<keras::Layer> layer = make_layer(config);
+    std::vector<keras::KerasTensor> arguments;
+    for (const GraphReference& reference : graph.calls[i].inputs) arguments.push_back(tensors.at(reference.name));
+    keras::KerasTensor output;
+    if (auto* attention = dynamic_cast<keras::MultiHeadAttention*>(layer.get())) {
+      keras::AttentionArguments<keras::KerasTensor> call;
+      if (arguments.size() > 2) call.key = arguments[2];
+      call.use_causal_mask = bool_or(config, "use_causal_mask", false);
+      output = (*attention)(arguments.at(0), arguments.at(1), call);
+    } else if (graph.calls[i].list_input) {
+      output = (*layer)(arguments);
+    } else {
+      output = (*layer)(arguments.at(0));
+    }
+    tensors[layer->name()] = output;
   }
-  if (kind == "max_pooling2d") return std::make_shared<keras::MaxPooling2D>(pooling_options(layer));
-  if (kind == "average_pooling2d") return std::make_shared<keras::AveragePooling2D>(pooling_options(layer));
-  if (kind == "global_average_pooling2d") {
-    return std::make_shared<keras::GlobalAveragePooling2D>(keras::GlobalAveragePooling2DOptions{.keepdims = false, .name = name});
-  }
-  if (kind == "flatten") return std::make_shared<keras::Flatten>(name);
-  if (kind == "activation") return std::make_shared<keras::Activation>(text_or(layer, "activation", "linear"), name);
-  if (kind == "dropout") {
-    keras::DropoutOptions options;
-    if (const Value* seed = set_argument(layer, "seed")) options.seed = static_cast<uint64_t>(seed->as_int());
-    options.name = name;
-    return std::make_shared<keras::Dropout>(number_or(layer, "rate", 0.0), options);
-  }
-  if (kind == "batch_normalization") {
-    keras::BatchNormalizationOptions options;
-    options.axis = static_cast<int32_t>(number_or(layer, "axis", -1));
-    options.momentum = number_or(layer, "momentum", 0.99);
-    options.epsilon = number_or(layer, "epsilon", 1e-3);
-    options.center = bool_or(layer, "center", true);
-    options.scale = bool_or(layer, "scale", true);
-    options.name = name;
-    return std::make_shared<keras::BatchNormalization>(options);
-  }
-  if (kind == "embedding") {
-    keras::EmbeddingOptions options;
-    options.name = name;
-    return std::make_shared<keras::Embedding>(set_argument(layer, "input_dim")->as_int(),
-                                              set_argument(layer, "output_dim")->as_int(), options);
-  }
-  unsupported("layer", kind);
+  std::vector<keras::KerasTensor> outputs;
+  for (const GraphReference& output : graph.outputs) outputs.push_back(tensors.at(output.name));
+  // One tensor each, as keras.Model(x, y): fit and predict then take and give tensors, not lists.
+  keras::KerasTensors model_inputs = inputs.size() == 1 ? keras::KerasTensors(inputs.front()) : keras::KerasTensors(inputs);
+  keras::KerasTensors model_outputs =
+      outputs.size() == 1 ? keras::KerasTensors(outputs.front()) : keras::KerasTensors(outputs);
+  return std::make_shared<keras::Model>(std::move(model_inputs), std::move(model_outputs), model.name);
 }
 
 keras::GradientClipping clipping_of(const KerasObject& optimizer) {
@@ -177,13 +112,15 @@ keras::LearningRate learning_rate_of(const KerasObject& optimizer, double fallba
 }  // namespace
 
 std::vector<int64_t> model_input_shape(const ModelConfig& model, const std::vector<int64_t>& data_shape) {
+  if (model.graph) return model.graph->inputs.front().shape;
   if (!model.layers.empty()) {
     if (const Value* shape = set_argument(model.layers.front(), "input_shape")) return shape->as_ints();
   }
   return data_shape;
 }
 
-std::shared_ptr<keras::Sequential> make_sequential(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+std::shared_ptr<keras::Model> make_model(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+  if (model.graph) return make_functional(model);
   std::vector<std::shared_ptr<keras::Layer>> layers;
   for (const KerasObject& layer : model.layers) layers.push_back(make_layer(layer));
   auto sequential = std::make_shared<keras::Sequential>(std::move(layers), model.name);

@@ -17,6 +17,7 @@
 #include "training_data.hpp"
 
 #include <accel/config.hpp>
+#include <accel/error.hpp>
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/keras/backend.hpp>
@@ -113,9 +114,33 @@ void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, Run
   result.total_wall_seconds = seconds_since(start);
 }
 
+// The data sources give one example tensor and one label tensor per step:
+// a model.graph of several inputs or outputs validates, but cannot train here yet.
+void refuse_several_inputs_or_outputs(const ModelConfig& model) {
+  if (!model.graph) return;
+  const auto names = [](const auto& entries) {
+    std::string text;
+    for (const auto& entry : entries) text += (text.empty() ? "" : ", ") + entry.name;
+    return text;
+  };
+  if (model.graph->inputs.size() > 1) {
+    throw UnimplementedError(fmt::format(
+        "model.graph has {} inputs ({}), but no data source gives more than one input tensor yet; "
+        "accel validate accepts the model, accel run trains models of one input",
+        model.graph->inputs.size(), names(model.graph->inputs)));
+  }
+  if (model.graph->outputs.size() > 1) {
+    throw UnimplementedError(fmt::format(
+        "model.graph has {} outputs ({}), but the data sources give one label tensor, not one per output; "
+        "accel run trains models of one output",
+        model.graph->outputs.size(), names(model.graph->outputs)));
+  }
+}
+
 void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options, RunOutput& output) {
   RunResult& result = output.result;
   const Clock::time_point run_start = Clock::now();
+  refuse_several_inputs_or_outputs(*run.model);
   apply_device_settings(run);
   const TrainingConfig& training = *run.training;
   keras::clear_session();
@@ -144,11 +169,11 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   // strategy places every replica (and keeps the data where it was read).
   std::optional<DeviceScope> on_device;
   if (!strategy) on_device.emplace(device);
-  std::shared_ptr<keras::Sequential> model;
+  std::shared_ptr<keras::Model> model;
   {
     std::optional<distribute::StrategyScope> in_scope;
     if (strategy) in_scope.emplace(*strategy);
-    model = make_sequential(*run.model, input_shape);
+    model = make_model(*run.model, input_shape);
     // A strategy run passes jit_compile too: the model compiles what it can
     // of a strategy's step by itself, and the results say what that was
     // (compiled_step.hpp).
@@ -207,9 +232,13 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
       keras::EvaluateOptions evaluate;
       evaluate.batch_size = result.batch_size;
       evaluate.verbose = options.verbose;
+      evaluate.steps = training.evaluation_steps;
       result.evaluation = model->evaluate(*data.test_x, *data.test_y, evaluate);
       result.evaluation_wall_seconds = seconds_since(evaluate_start);
       result.evaluation_examples = data.test_x->shape()[0];
+      if (training.evaluation_steps) {
+        result.evaluation_examples = std::min(result.evaluation_examples, *training.evaluation_steps * result.batch_size);
+      }
       output.trace.push_back({"host", "evaluate", "evaluate", std::chrono::duration<double>(evaluate_start - fit_start).count(),
                               result.evaluation_wall_seconds, ""});
     }

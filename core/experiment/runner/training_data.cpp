@@ -1,5 +1,7 @@
 #include "training_data.hpp"
 
+#include "image_tokens.hpp"
+
 #include <accel/data/csv_reader.hpp>
 #include <accel/data/fashion_mnist.hpp>
 #include <accel/error.hpp>
@@ -41,15 +43,20 @@ TrainingData load_training_data(const DataConfig& data, const std::vector<int64_
   const bool normalize = !option(data, "normalize") || option(data, "normalize")->as_bool();
   if (data.source == "fashion_mnist" || data.source == "mnist") {
     const Value* path = option(data, "path");
+    const bool tokens = option(data, "tokens") != nullptr;
     data::FashionMnistOptions options;
-    options.image_dtype = normalize ? DType::kFloat32 : DType::kUInt8;
+    options.image_dtype = normalize && !tokens ? DType::kFloat32 : DType::kUInt8;
     data::FashionMnist loaded = data::load_fashion_mnist(path ? path->as_text() : std::string{}, options);
     const bool test_split = option(data, "split") && option(data, "split")->as_text() == "test";
     result.train_x = test_split ? loaded.test_images : loaded.train_images;
     result.train_y = test_split ? loaded.test_labels : loaded.train_labels;
     result.test_x = loaded.test_images;
     result.test_y = loaded.test_labels;
-    if (!normalize) {
+    if (tokens) {
+      result.train_x = fashion_mnist_block_tokens(result.train_x);
+      result.test_x = fashion_mnist_block_tokens(*result.test_x);
+      result.notes.push_back("data.tokens fashion_mnist_blocks: each image as 49 tokens of 4x4-pixel blocks");
+    } else if (!normalize) {
       result.train_x = ops::cast(result.train_x, DType::kFloat32);
       result.test_x = ops::cast(*result.test_x, DType::kFloat32);
     }

@@ -81,6 +81,7 @@ struct DataConfig {
   std::string source;  // fashion_mnist | mnist | idx | csv | synthetic
   Arguments options;   // every data key, typed, with defaults (path, batch, shuffle, ...)
   std::vector<std::int64_t> example_shape;  // known for fashion_mnist, mnist, synthetic; else empty
+  std::string example_dtype = "float32";    // int32 for token sequences (data.tokens)
   std::optional<std::int64_t> classes;      // label values 0..classes-1, when known
 };
 
@@ -94,15 +95,47 @@ struct TrainingConfig {
   std::vector<KerasObject> metrics;
   std::int64_t epochs = 1;
   std::optional<std::int64_t> steps_per_epoch;
+  std::optional<std::int64_t> evaluation_steps;  // batches of the test split evaluated after fit
   double validation_split = 0;
   std::vector<KerasObject> callbacks;
   std::optional<std::int64_t> seed;
   JitCompile jit_compile = JitCompile::kAuto;
 };
 
+// One input of a model.graph: keras.Input(shape, dtype, name).
+struct GraphInput {
+  std::string name;
+  std::vector<std::int64_t> shape;  // without the batch axis
+  std::string dtype = "float32";    // float32 | int32
+  SourceLocation where;             // the name as written
+};
+
+// A name in model.graph that refers to an input or a layer.
+struct GraphReference {
+  std::string name;
+  SourceLocation where;
+};
+
+// One layer's call in a model.graph: the names it is called on (inputs or
+// earlier layers), as a list (merge layers, multi_head_attention) or one tensor.
+struct GraphCall {
+  std::vector<GraphReference> inputs;
+  bool list_input = false;
+};
+
+// The connections of a model.graph (the Functional form); its layers are
+// ModelConfig::layers, in file order, each listed after the layers it takes.
+struct ModelGraph {
+  std::vector<GraphInput> inputs;
+  std::vector<GraphCall> calls;  // one per layer
+  std::vector<GraphReference> outputs;
+};
+
 struct ModelConfig {
   std::string name = "sequential";
+  // model.layers (Sequential), or the layers of model.graph.
   std::vector<KerasObject> layers;
+  std::optional<ModelGraph> graph;  // set for model.graph
   // Output shape of each layer, batch axis first as -1; empty when the input
   // shape is unknown (no input_shape and a data source of unknown shape).
   std::vector<std::vector<std::int64_t>> layer_output_shapes;

@@ -23,7 +23,7 @@ enum class ValueForm {
   kNumber,      // real number in [min, max] (or (min, max] with min_exclusive)
   kByteSize,    // "512 MiB", "2 GiB"
   kIntOrShape,  // 3 or [3, 3]: one positive integer or a list of them (min_items..max_items)
-  kShape,       // [28, 28, 1]: a list of positive integers
+  kShape,       // [28, 28, 1]: a list of integers >= min (1 unless set; reshape's target_shape allows -1)
   kDeviceName,  // "/GPU:0", "/job:localhost/replica:0/task:0/device:CPU:0", or a type: "GPU"
   kArraySize,   // "128x128": rows x columns of a systolic array
   kIntOrChoice, // an integer in [min, max] or one of `choices` ("autotune", "true", ...)
@@ -34,6 +34,9 @@ enum class ValueForm {
   kNumberOrCall,// a number in [min, max], or a mapping naming a Keras object of `calls` (a learning rate or a schedule)
   kFreeMap,     // any nested mapping of scalars (checked elsewhere, e.g. against a TPU preset)
   kScalarList,  // a list of scalars (sweep values)
+  kNames,       // a name or a list of names (min_items..max_items): a graph layer's inputs, the graph's outputs
+  kNamedMap,    // a mapping of names the file chooses to values of `item`: the graph's inputs
+  kMargins2D,   // ZeroPadding2D / Cropping2D margins: n, [rows, columns] or [[top, bottom], [left, right]], each >= 0
 };
 
 // The longest experiment or run name (kFileName), in bytes: a file name's
@@ -70,6 +73,10 @@ struct ValueSpec {
   std::vector<std::string> choices;
   std::vector<Field> fields;
   std::string shorthand;
+  // kMap: keys of which exactly one is written (model: layers or graph).
+  // Two is an error wherever written; none only in a resolved run. Merging
+  // one into a compare run replaces the other.
+  std::vector<std::string> one_of;
   SpecPtr item;
   std::string call_kind;  // "layer", "optimizer", ...
   std::vector<Call> calls;

@@ -1,0 +1,165 @@
+// End to end: `accel run` on models written as model.graph (Functional):
+//  - a residual graph trains on the CPU eagerly and compiled, under
+//    MirroredStrategy over 2 logical CPUs and TPUStrategy on the emulated
+//    v4-8 (the same training as one CPU), and on a TPU device; a chain
+//    written as model.graph trains exactly as the same layers in model.layers;
+//  - the model zoo's files run: ResNet-18 on synthetic images, and the
+//    Transformer encoder on Fashion-MNIST token sequences (data.tokens) with
+//    training.evaluation_steps bounding the evaluation.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace accel::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::read_text;
+using testing::run_named;
+using testing::run_shell;
+using testing::scratch_dir;
+
+const std::string kAccel = ACCEL_CLI_PATH;
+
+bool have_fashion_mnist() {
+  const char* dir = std::getenv("ACCEL_FASHION_MNIST_DIR");
+  return fs::exists(fs::path(dir ? dir : "/usr/share/datasets/fashion-mnist") / "train-images-idx3-ubyte.gz");
+}
+
+fs::path write_file(const fs::path& folder, const std::string& name, const std::string& text) {
+  fs::create_directories(folder);
+  const fs::path file = folder / (name + ".yaml");
+  std::ofstream(file) << text;
+  return file;
+}
+
+const char* kTraining = R"(data: {source: synthetic, shape: [8, 8, 1], classes: 10, samples: 256, batch: 16}
+training:
+  optimizer: {sgd: {learning_rate: 0.05}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  metrics: [accuracy]
+  epochs: 1
+  steps_per_epoch: 4
+  seed: 3
+)";
+
+TEST(ModelGraphRuns, AResidualGraphTrainsOnEveryBackendAndStrategy) {
+  const fs::path out = scratch_dir("graph_strategies");
+  const fs::path file = write_file(out.string() + "_files", "graph_strategies", std::string(R"(name: graph_strategies
+model:
+  name: residual
+  graph:
+    inputs: {image: {shape: [8, 8, 1]}}
+    layers:
+      - conv2d: {name: stem, filters: 8, kernel_size: 3, padding: same, activation: relu, inputs: image}
+      - conv2d: {name: branch, filters: 8, kernel_size: 3, padding: same, inputs: stem}
+      - add: {name: residual, inputs: [stem, branch]}
+      - global_average_pooling2d: {name: pool, inputs: residual}
+      - dense: {name: logits, units: 10, inputs: pool}
+    outputs: logits
+)") + kTraining + R"(
+compare:
+  - name: one_cpu
+    device: /CPU:0
+  - name: one_cpu_eager
+    device: /CPU:0
+    training: {jit_compile: false}
+  - name: two_cpus
+    devices: [{device: CPU, logical_devices: [{}, {}]}]
+    strategy: {mirrored: {devices: [/CPU:0, /CPU:1], cross_device_ops: ring}}
+  - name: v4_8
+    strategy: {tpu: {tpu: sim://v4-8}}
+  - name: tpu_device
+    device: /TPU:0
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  for (const char* name : {"one_cpu", "one_cpu_eager", "two_cpus", "v4_8", "tpu_device"}) {
+    const json& run = run_named(document, name);
+    EXPECT_EQ(run["status"], "completed") << name << ": " << run["reason"];
+    EXPECT_EQ(run["steps"].size(), 4u) << name;
+  }
+  const double loss = run_named(document, "one_cpu")["steps"][3]["logs"]["loss"].get<double>();
+  // Compiled and eager agree to rounding; N replicas on a global batch train as one.
+  EXPECT_NEAR(run_named(document, "one_cpu_eager")["steps"][3]["logs"]["loss"].get<double>(), loss, 1e-4);
+  EXPECT_NEAR(run_named(document, "two_cpus")["steps"][3]["logs"]["loss"].get<double>(), loss, 1e-4);
+  EXPECT_EQ(run_named(document, "one_cpu")["compiled_step"]["jit_compile"], true);
+  EXPECT_EQ(run_named(document, "one_cpu")["compiled_step"]["eager_reason"], "");
+  EXPECT_EQ(run_named(document, "one_cpu_eager")["compiled_step"]["jit_compile"], false);
+  EXPECT_EQ(run_named(document, "two_cpus")["distribution"]["replicas_in_sync"], 2);
+  EXPECT_EQ(run_named(document, "v4_8")["distribution"]["strategy"], "TPUStrategy");
+  EXPECT_EQ(run_named(document, "tpu_device")["headline"]["time_source"], "simulated");
+}
+
+TEST(ModelGraphRuns, AChainGraphTrainsAsTheSameSequentialLayers) {
+  const fs::path out = scratch_dir("graph_vs_sequential");
+  const fs::path file = write_file(out.string() + "_files", "graph_vs_sequential", std::string(R"(name: graph_vs_sequential
+model:
+  layers:
+    - conv2d: {name: conv, filters: 4, kernel_size: 3, activation: relu, input_shape: [8, 8, 1]}
+    - flatten: {name: flat}
+    - dense: {name: logits, units: 10}
+)") + kTraining + R"(
+compare:
+  - name: sequential
+  - name: functional
+    model:
+      graph:
+        inputs: {image: {shape: [8, 8, 1]}}
+        layers:
+          - conv2d: {name: conv, filters: 4, kernel_size: 3, activation: relu, inputs: image}
+          - flatten: {name: flat, inputs: conv}
+          - dense: {name: logits, units: 10, inputs: flat}
+        outputs: logits
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& sequential = run_named(document, "sequential");
+  const json& functional = run_named(document, "functional");
+  ASSERT_EQ(functional["status"], "completed") << functional["reason"];
+  ASSERT_EQ(sequential["steps"].size(), functional["steps"].size());
+  for (size_t step = 0; step < sequential["steps"].size(); ++step) {
+    EXPECT_DOUBLE_EQ(functional["steps"][step]["logs"]["loss"].get<double>(),
+                     sequential["steps"][step]["logs"]["loss"].get<double>())
+        << "step " << step;
+  }
+}
+
+TEST(ModelGraphRuns, TheZoosResNet18RunsOnSyntheticImages) {
+  const fs::path out = scratch_dir("resnet18");
+  const testing::CommandResult result =
+      run_shell(kAccel + " run " + std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/resnet18.yaml --out " +
+                out.string() + " --set training.steps_per_epoch=1");
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& run = document["runs"][0];
+  EXPECT_EQ(run["status"], "completed") << run["reason"];
+  EXPECT_EQ(run["steps"].size(), 1u);
+}
+
+TEST(ModelGraphRuns, TheZoosTransformerTrainsOnFashionMnistTokens) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST is not installed (tools/setup.sh installs it)";
+  const fs::path out = scratch_dir("transformer");
+  const testing::CommandResult result = run_shell(
+      kAccel + " run " + std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/transformer_encoder_classifier.yaml --out " +
+      out.string() + " --set training.steps_per_epoch=3 --set training.evaluation_steps=2 --profile-steps 1");
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& run = document["runs"][0];
+  EXPECT_EQ(run["status"], "completed") << run["reason"];
+  EXPECT_EQ(run["steps"].size(), 3u);
+  EXPECT_EQ(run["evaluation_examples"], 2 * 64);
+  EXPECT_TRUE(run["evaluation"].contains("accuracy")) << run.dump();
+  EXPECT_NE(run["notes"].dump().find("fashion_mnist_blocks"), std::string::npos) << run["notes"].dump();
+}
+
+}  // namespace
+}  // namespace accel::experiment
