@@ -4,6 +4,11 @@
 //   model_zoo --model resnet_small_28x28 [--epochs 3] [--batch-size 128]
 //             [--min-test-accuracy 0.90] [--device /CPU:0] [--jit] [--summary-only]
 //
+// Adam's rate follows a cosine decay from --learning-rate to 0 over the whole
+// run (--constant-learning-rate keeps it): the last epochs at a small rate let
+// BatchNormalization's moving statistics catch up with the weights, without
+// which the small ResNet's test accuracy lags its training accuracy.
+//
 // The ImageNet ResNets take 224x224x3 images, which Fashion-MNIST is not:
 // for them only --summary-only is offered. A missing dataset exits with 77,
 // which ctest reports as skipped.
@@ -13,6 +18,7 @@
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/optimizers/adam.hpp>
+#include <accel/keras/optimizers/schedules.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 
@@ -41,6 +47,7 @@ struct Arguments {
   uint64_t seed = 1;
   double learning_rate = 0.001;
   bool jit = false;
+  bool constant_learning_rate = false;
   bool summary_only = false;
 };
 
@@ -78,6 +85,8 @@ int main(int argc, char** argv) {
   app.add_option("--verbose", arguments.verbose, "0 silent, 1 progress bar, 2 one line per epoch.");
   app.add_option("--seed", arguments.seed, "Weights and shuffling.");
   app.add_flag("--jit", arguments.jit, "Compiled steps (Keras's jit_compile).");
+  app.add_flag("--constant-learning-rate", arguments.constant_learning_rate,
+               "Keeps Adam's rate constant instead of a cosine decay to 0.");
   app.add_flag("--summary-only", arguments.summary_only, "Prints the model's summary and exits.");
   CLI11_PARSE(app, argc, argv);
 
@@ -105,7 +114,12 @@ int main(int argc, char** argv) {
       std::cout << "SKIPPED: Fashion-MNIST not found: " << error.what() << "\n";
       return kSkipExitCode;
     }
-    model->compile(std::make_shared<keras::Adam>(keras::AdamOptions{.learning_rate = arguments.learning_rate}),
+    const int64_t samples = inputs.train.shape()[0];
+    const int64_t total_steps = arguments.epochs * ((samples + arguments.batch_size - 1) / arguments.batch_size);
+    const keras::LearningRate learning_rate =
+        arguments.constant_learning_rate ? keras::LearningRate(arguments.learning_rate)
+                                         : keras::LearningRate(keras::CosineDecay(arguments.learning_rate, total_steps));
+    model->compile(std::make_shared<keras::Adam>(keras::AdamOptions{.learning_rate = learning_rate}),
                    "sparse_categorical_crossentropy", {"accuracy"}, {.jit_compile = arguments.jit});
 
     const auto start = std::chrono::steady_clock::now();
@@ -116,7 +130,7 @@ int main(int argc, char** argv) {
                                              {.batch_size = arguments.batch_size, .verbose = arguments.verbose});
     std::printf("\nTest accuracy: %.4f (loss %.4f); training %.1f s, %.1f s per epoch, %.0f samples/s\n",
                 test.at("accuracy"), test.at("loss"), seconds, seconds / arguments.epochs,
-                static_cast<double>(inputs.train.shape()[0]) * arguments.epochs / seconds);
+                static_cast<double>(samples) * arguments.epochs / seconds);
     if (arguments.min_test_accuracy && test.at("accuracy") < *arguments.min_test_accuracy) {
       std::printf("FAILED: test accuracy %.4f is below %.4f\n", test.at("accuracy"), *arguments.min_test_accuracy);
       return 1;
