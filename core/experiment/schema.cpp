@@ -780,7 +780,9 @@ void render_section(std::string& out, const std::string& title, const ValueSpec&
   }
   for (const Field& f : spec.fields) {
     const ValueSpec& inner = entry_spec(*f.spec);
-    if (inner.form == ValueForm::kMap && !inner.fields.empty()) render_section(out, title + "." + f.key, inner, done, true);
+    if (inner.form != ValueForm::kMap || inner.fields.empty()) continue;
+    const bool named = f.spec->form == ValueForm::kNamedMap;  // model.graph.inputs.<name>
+    render_section(out, title + "." + f.key + (named ? ".<name>" : ""), inner, done, true);
   }
 }
 
