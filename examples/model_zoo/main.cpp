@@ -15,6 +15,7 @@
 #include "model_zoo.hpp"
 
 #include <accel/data/fashion_mnist.hpp>
+#include <accel/data/fashion_mnist_tokens.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/optimizers/adam.hpp>
@@ -62,7 +63,7 @@ Inputs model_inputs(const std::string& model, const std::string& data_dir) {
   if (model == "transformer_encoder_classifier") {
     const accel::data::FashionMnist raw =
         accel::data::load_fashion_mnist(data_dir, {.image_dtype = accel::DType::kUInt8});
-    return {zoo::fashion_mnist_tokens(raw.train_images), zoo::fashion_mnist_tokens(raw.test_images)};
+    return {accel::data::fashion_mnist_block_tokens(raw.train_images), accel::data::fashion_mnist_block_tokens(raw.test_images)};
   }
   const accel::data::FashionMnist data = accel::data::load_fashion_mnist(data_dir);
   return {data.train_images.reshape(accel::Shape{-1, 28, 28, 1}), data.test_images.reshape(accel::Shape{-1, 28, 28, 1})};

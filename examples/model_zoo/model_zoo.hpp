@@ -7,7 +7,6 @@
 #pragma once
 
 #include <accel/keras/model.hpp>
-#include <accel/tensor.hpp>
 
 #include <array>
 #include <cstdint>
@@ -62,11 +61,5 @@ std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEn
 // (NotFoundError for another name, listing these).
 const std::vector<std::string>& model_names();
 std::shared_ptr<keras::Model> build_model(const std::string& name);
-
-// The Transformer's task: Fashion-MNIST images as token sequences. uint8
-// images (N, 28, 28) -> int32 (N, 49): a 7x7 grid of 4x4-pixel blocks read
-// row-major; a block's token is min(S / 255, 15) in integer arithmetic, S the
-// sum of its 16 pixel values (docs/model-zoo.md).
-Tensor fashion_mnist_tokens(const Tensor& images_uint8);
 
 }  // namespace accel::model_zoo

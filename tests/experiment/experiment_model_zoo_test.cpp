@@ -9,7 +9,6 @@
 // its reason.
 #include "test_support.hpp"
 
-#include "runner/image_tokens.hpp"
 #include "runner/model_factory.hpp"
 
 #include <accel/experiment/run_executor.hpp>
@@ -25,7 +24,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -237,18 +235,6 @@ TEST(LayerNames, EveryActivationAndInitializerTheSchemaOffersBuilds) {
     if (field.key != "kernel_initializer") continue;
     for (const std::string& name : field.spec->choices) EXPECT_NO_THROW((void)keras::get_initializer(name)) << name;
   }
-}
-
-TEST(TokenData, FashionMnistBlocksAreTheZoosTokens) {
-  std::mt19937 random(7);
-  std::vector<uint8_t> pixels(3 * 28 * 28);
-  for (uint8_t& pixel : pixels) pixel = static_cast<uint8_t>(random() % 256);
-  std::fill(pixels.begin(), pixels.begin() + 28 * 28, uint8_t{255});  // a white image: every token 15
-  const Tensor images = Tensor::from_vector<uint8_t>(pixels, Shape{3, 28, 28});
-  const Tensor ours = fashion_mnist_block_tokens(images);
-  EXPECT_EQ(ours.shape(), (Shape{3, 49}));
-  EXPECT_EQ(ours.to_vector<int32_t>(), model_zoo::fashion_mnist_tokens(images).to_vector<int32_t>());
-  EXPECT_EQ(ours.to_vector<int32_t>().front(), 15);
 }
 
 TEST(GraphRuns, AGraphOfSeveralInputsIsRefusedWithItsReason) {

@@ -1,6 +1,6 @@
 #include "training_data.hpp"
 
-#include "image_tokens.hpp"
+#include <accel/data/fashion_mnist_tokens.hpp>
 
 #include <accel/data/csv_reader.hpp>
 #include <accel/data/fashion_mnist.hpp>
@@ -53,8 +53,8 @@ TrainingData load_training_data(const DataConfig& data, const std::vector<int64_
     result.test_x = loaded.test_images;
     result.test_y = loaded.test_labels;
     if (tokens) {
-      result.train_x = fashion_mnist_block_tokens(result.train_x);
-      result.test_x = fashion_mnist_block_tokens(*result.test_x);
+      result.train_x = data::fashion_mnist_block_tokens(result.train_x);
+      result.test_x = data::fashion_mnist_block_tokens(*result.test_x);
       result.notes.push_back("data.tokens fashion_mnist_blocks: each image as 49 tokens of 4x4-pixel blocks");
     } else if (!normalize) {
       result.train_x = ops::cast(result.train_x, DType::kFloat32);

@@ -1,13 +1,13 @@
-// The Transformer's token task (docs/model-zoo.md): each 4x4 block of a
+// The model zoo Transformer's token task (docs/model-zoo.md): each 4x4 block of a
 // 28x28 uint8 image becomes min(S / 255, 15), S the block's pixel sum, read
 // row-major over the 7x7 grid of blocks.
-#include "model_zoo.hpp"
+#include <accel/data/fashion_mnist_tokens.hpp>
 
 #include <accel/error.hpp>
 
 #include <gtest/gtest.h>
 
-namespace accel::model_zoo {
+namespace accel {
 namespace {
 
 TEST(FashionMnistTokensTest, EachBlockIsItsQuantizedMeanInRowMajorOrder) {
@@ -25,7 +25,7 @@ TEST(FashionMnistTokensTest, EachBlockIsItsQuantizedMeanInRowMajorOrder) {
   fill_block(1, 3, 0, 128);  // S = 2048: 8
   pixels[28 * 28 + 5 * 4 * 28 + 2 * 4] = 255;  // image 1, block (5, 2): S = 255 exactly: 1
 
-  const Tensor tokens = fashion_mnist_tokens(Tensor::from_vector<uint8_t>(pixels, Shape{2, 28, 28}));
+  const Tensor tokens = data::fashion_mnist_block_tokens(Tensor::from_vector<uint8_t>(pixels, Shape{2, 28, 28}));
   ASSERT_EQ(tokens.shape(), (Shape{2, 49}));
   ASSERT_EQ(tokens.dtype(), DType::kInt32);
   std::vector<int32_t> expected(2 * 49, 0);
@@ -38,11 +38,11 @@ TEST(FashionMnistTokensTest, EachBlockIsItsQuantizedMeanInRowMajorOrder) {
 }
 
 TEST(FashionMnistTokensTest, RejectsImagesThatAreNotUint8Of28x28) {
-  EXPECT_THROW(fashion_mnist_tokens(Tensor::from_vector<float>(std::vector<float>(784), Shape{1, 28, 28})),
+  EXPECT_THROW(data::fashion_mnist_block_tokens(Tensor::from_vector<float>(std::vector<float>(784), Shape{1, 28, 28})),
                InvalidArgumentError);
-  EXPECT_THROW(fashion_mnist_tokens(Tensor::from_vector<uint8_t>(std::vector<uint8_t>(32 * 32), Shape{1, 32, 32})),
+  EXPECT_THROW(data::fashion_mnist_block_tokens(Tensor::from_vector<uint8_t>(std::vector<uint8_t>(32 * 32), Shape{1, 32, 32})),
                InvalidArgumentError);
 }
 
 }  // namespace
-}  // namespace accel::model_zoo
+}  // namespace accel
