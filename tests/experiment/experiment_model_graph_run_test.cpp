@@ -20,17 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::have_fashion_mnist;
 using testing::read_text;
 using testing::run_named;
 using testing::run_shell;
 using testing::scratch_dir;
 
 const std::string kAccel = ACCEL_CLI_PATH;
-
-bool have_fashion_mnist() {
-  const char* dir = std::getenv("ACCEL_FASHION_MNIST_DIR");
-  return fs::exists(fs::path(dir ? dir : "/usr/share/datasets/fashion-mnist") / "train-images-idx3-ubyte.gz");
-}
 
 fs::path write_file(const fs::path& folder, const std::string& name, const std::string& text) {
   fs::create_directories(folder);

@@ -37,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::CommandResult;
+using testing::have_fashion_mnist;
 using testing::read_text;
 using testing::run_named;
 using testing::run_shell;
@@ -46,11 +47,6 @@ const std::string kAccel = ACCEL_CLI_PATH;
 const std::string kQuickstart = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/quickstart.yaml";
 
 bool have_gpu() { return run_shell(kAccel + " devices").output.find("GPU:0") != std::string::npos; }
-
-bool have_fashion_mnist() {
-  const char* dir = std::getenv("ACCEL_FASHION_MNIST_DIR");
-  return fs::exists(fs::path(dir ? dir : "/usr/share/datasets/fashion-mnist") / "train-images-idx3-ubyte.gz");
-}
 
 class QuickstartRun : public ::testing::Test {
  protected:

@@ -1,11 +1,12 @@
 // Shared by the end-to-end tests of `accel run`: running a command, reading
-// files, a scratch folder per test under the system's temporary folder, and
-// finding a run in results.json.
+// files, a scratch folder per test under the system's temporary folder,
+// finding a run in results.json, and whether Fashion-MNIST is installed.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,14 @@ inline std::string read_text(const std::filesystem::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Whether the Fashion-MNIST files are where accel looks for them
+// ($ACCEL_FASHION_MNIST_DIR, else Debian's folder), for tests that skip without them.
+inline bool have_fashion_mnist() {
+  const char* dir = std::getenv("ACCEL_FASHION_MNIST_DIR");
+  return std::filesystem::exists(std::filesystem::path(dir ? dir : "/usr/share/datasets/fashion-mnist") /
+                                 "train-images-idx3-ubyte.gz");
 }
 
 // An empty (not yet created) folder `name` in this process's scratch folder.
