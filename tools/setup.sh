@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libyaml-cpp-dev libtbb-dev libboost-dev libboost-filesystem-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libhdf5-dev libzip-dev
   libdnnl-dev libopenblas-dev libgloo-dev
   clang libclang-rt-14-dev chromium
   dataset-fashion-mnist

@@ -70,7 +70,7 @@ TEST(LoadWeights, NamesEveryMissingExtraAndMisShapedTensorInOneError) {
     const std::string message = error.what();
     for (const char* expected : {"missing from the file: 'dense_1/kernel:0', 'dense_1/bias:0'",
                                  "not in the model: 'dense_7/kernel:0'",
-                                 "'dense/kernel:0' (file F32 (4, 9), model F32 (4, 8))", path.c_str()}) {
+                                 "'dense/kernel:0' (file float32 (4, 9), model float32 (4, 8))", path.c_str()}) {
       EXPECT_NE(message.find(expected), std::string::npos) << "no \"" << expected << "\" in: " << message;
     }
   }

@@ -6,7 +6,8 @@
 #include <accel/keras/saving/checkpoint.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 
-#include <iostream>
+#include "weight_mismatch.hpp"
+
 #include <set>
 
 namespace accel::keras::saving {
@@ -48,20 +49,6 @@ StoredTensor to_stored(const NamedVariable& named) {
   return stored;
 }
 
-std::string describe(const StoredTensor& stored) {
-  return std::string(safetensors_dtype_name(stored.dtype)) + " " + stored.shape.to_string();
-}
-
-std::string describe(const Variable& variable) {
-  return std::string(safetensors_dtype_name(variable.dtype())) + " " + variable.shape().to_string();
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string joined;
-  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
-  return joined;
-}
-
 }  // namespace
 
 void save_checkpoint(const Model& model, const std::string& path, const SaveCheckpointOptions& options) {
@@ -81,37 +68,27 @@ std::map<std::string, std::string> load_checkpoint(Model& model, const std::stri
   if (options.include_optimizer) model.optimizer().build(model.trainable_weights());
   const std::vector<NamedVariable> variables = checkpoint_variables(model, options.include_optimizer, "load");
 
-  std::vector<std::string> missing;
-  std::vector<std::string> mismatched;
+  WeightMismatchReport report;
   std::vector<std::pair<const StoredTensor*, Variable>> assignments;
   std::set<std::string> expected_names;
   for (const NamedVariable& named : variables) {
     expected_names.insert(named.stored_name);
     const StoredTensor* stored = contents.find(named.stored_name);
     if (stored == nullptr) {
-      missing.push_back("'" + named.stored_name + "'");
+      report.missing(named.stored_name);
     } else if (stored->shape != named.variable.shape() || stored->dtype != named.variable.dtype()) {
-      mismatched.push_back("'" + named.stored_name + "' (file " + describe(*stored) + ", model " +
-                           describe(named.variable) + ")");
+      report.mismatched(named.stored_name, stored->dtype, stored->shape, named.variable.dtype(),
+                        named.variable.shape());
     } else {
       assignments.emplace_back(stored, named.variable);
     }
   }
-  std::vector<std::string> unexpected;
   for (const StoredTensor& stored : contents.tensors) {
     const bool optimizer_entry = stored.name.rfind(kOptimizerPrefix, 0) == 0;
     if (optimizer_entry && !options.include_optimizer) continue;
-    if (!expected_names.contains(stored.name)) unexpected.push_back("'" + stored.name + "'");
+    if (!expected_names.contains(stored.name)) report.unexpected(stored.name);
   }
-  if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
-    std::string problems;
-    if (!missing.empty()) problems += "\n  missing from the file: " + join(missing);
-    if (!unexpected.empty()) problems += "\n  not in the model: " + join(unexpected);
-    if (!mismatched.empty()) problems += "\n  shape or dtype mismatch: " + join(mismatched);
-    const std::string message = "loading '" + path + "' into model '" + model.name() + "':" + problems;
-    if (!options.skip_mismatch) throw InvalidArgumentError(message + "\n(pass skip_mismatch to load the rest)");
-    std::cerr << "WARNING: skipping mismatched weights when " << message << "\n";
-  }
+  report.raise_or_warn(path, model.name(), options.skip_mismatch);
   for (auto& [stored, variable] : assignments) {
     variable.assign(Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype, variable.device()));
   }
