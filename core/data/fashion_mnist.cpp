@@ -42,8 +42,8 @@ void load_split(const std::string& dir, const std::string& prefix, const Fashion
   if (options.label_dtype == DType::kFloat32) {
     throw InvalidArgumentError("load_fashion_mnist: labels are integers; use uint8, int32 or int64");
   }
-  images_out = detail::idx_to_tensor(images, options.image_dtype, 1.0f / 255.0f);
-  labels_out = detail::idx_to_tensor(labels, options.label_dtype, 1.0f);
+  images_out = detail::idx_to_tensor(images, options.image_dtype, detail::kImagesInUnitInterval);
+  labels_out = detail::idx_to_tensor(labels, options.label_dtype, {});
 }
 
 }  // namespace

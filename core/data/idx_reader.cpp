@@ -9,13 +9,13 @@
 namespace accel::data {
 
 Tensor read_idx(const std::string& path, DType dtype, float float_scale) {
-  return detail::idx_to_tensor(detail::read_idx_file(path), dtype, float_scale);
+  return detail::idx_to_tensor(detail::read_idx_file(path), dtype, {.scale = float_scale});
 }
 
 Tensor read_idx_images(const std::string& path, DType dtype, IdxImageSize expected_size) {
   const detail::IdxContents idx = detail::read_idx_file(path);
   detail::check_idx_images(idx, expected_size);
-  return detail::idx_to_tensor(idx, dtype, 1.0f / 255.0f);
+  return detail::idx_to_tensor(idx, dtype, detail::kImagesInUnitInterval);
 }
 
 Tensor read_idx_labels(const std::string& path, DType dtype, int num_classes) {
@@ -24,7 +24,7 @@ Tensor read_idx_labels(const std::string& path, DType dtype, int num_classes) {
   }
   const detail::IdxContents idx = detail::read_idx_file(path);
   detail::check_idx_labels(idx, num_classes);
-  return detail::idx_to_tensor(idx, dtype, 1.0f);
+  return detail::idx_to_tensor(idx, dtype, {});
 }
 
 }  // namespace accel::data

@@ -7,7 +7,7 @@
 
 namespace accel::data::detail {
 
-Tensor idx_to_tensor(const IdxContents& idx, DType dtype, float float_scale) {
+Tensor idx_to_tensor(const IdxContents& idx, DType dtype, ByteToFloat to_float) {
   const uint8_t* data = idx.payload.data();
   const Shape shape(idx.dims);
   const size_t count = idx.payload.size();
@@ -16,7 +16,7 @@ Tensor idx_to_tensor(const IdxContents& idx, DType dtype, float float_scale) {
       return make_host_tensor(data, shape, dtype);
     case DType::kFloat32: {
       std::vector<float> values(count);
-      for (size_t i = 0; i < count; ++i) values[i] = static_cast<float>(data[i]) * float_scale;
+      for (size_t i = 0; i < count; ++i) values[i] = static_cast<float>(data[i]) * to_float.scale / to_float.divisor;
       return make_host_tensor(values.data(), shape, dtype);
     }
     case DType::kInt32: {

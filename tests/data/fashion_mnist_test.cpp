@@ -61,6 +61,27 @@ TEST(FashionMnistTest, LoadsAWellFormedDirectory) {
   EXPECT_EQ(data.test_images.shape(), (Shape{2, 28, 28}));
 }
 
+// As TensorFlow's tutorial (train_images / 255.0): a division, so every byte
+// value x becomes float(x) / 255.0f exactly; x * (1/255) would differ in the
+// last bit for 126 of the 256 values, which the test also checks.
+TEST(FashionMnistTest, EveryByteValueBecomesItsValueOver255Exactly) {
+  SmallDataset dataset;
+  std::vector<uint8_t> bytes = idx_images_header(1, 28, 28);
+  for (int pixel = 0; pixel < 28 * 28; ++pixel) bytes.push_back(static_cast<uint8_t>(pixel % 256));
+  dataset.write("train-images-idx3-ubyte", bytes);
+  dataset.write("train-labels-idx1-ubyte", labels_file({3}));
+  const std::vector<float> pixels = load_fashion_mnist(dataset.dir()).train_images.to_vector<float>();
+  ASSERT_EQ(pixels.size(), 28u * 28u);
+  int off_by_multiplying = 0;
+  for (int x = 0; x < 256; ++x) {
+    const float expected = static_cast<float>(x) / 255.0f;
+    EXPECT_EQ(pixels[static_cast<size_t>(x)], expected) << "byte " << x;
+    EXPECT_EQ(pixels[static_cast<size_t>(x + 256)], expected) << "byte " << x << ", second pixel";
+    if (static_cast<float>(x) * (1.0f / 255.0f) != expected) ++off_by_multiplying;
+  }
+  EXPECT_EQ(off_by_multiplying, 126);
+}
+
 TEST(FashionMnistTest, ImagesThatAreNot28x28AreNamed) {
   SmallDataset dataset;
   dataset.write("t10k-images-idx3-ubyte", images_file(2, 28, 27));

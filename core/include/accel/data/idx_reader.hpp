@@ -28,7 +28,7 @@ struct IdxImageSize {
 
 // Images [N, rows, cols]: the magic must be 2051, N, rows and cols not 0, and
 // rows x cols `expected_size` when given (DataError at the dimension's byte).
-// float32 scales to [0, 1].
+// float32 is x / 255 in [0, 1], exactly TensorFlow's tutorial's train_images / 255.0.
 Tensor read_idx_images(const std::string& path, DType dtype = DType::kUInt8, IdxImageSize expected_size = {});
 // Labels [N]: the magic must be 2049 and N not 0; with `num_classes` > 0,
 // every label must be in [0, num_classes) (DataError at the label's byte).
