@@ -3,9 +3,15 @@
 // shapes including empty, size-1 and odd ones, with dtype-aware tolerances.
 // A new plugin is accepted by passing it (ops it lacks fall back to the CPU and
 // pass trivially; that is the point: a backend may start with matmul alone).
+// Every binary op runs on equal shapes (empty and rank-0 included), with
+// either side broadcast alone (a lower rank, a size-1 axis, a rank-0 operand)
+// and with both sides broadcast at once, empty results included.
 //
-// ACCEL_CONFORMANCE_REQUIRE_DEVICE=TYPE makes the run fail unless a device of
-// that type was tested (used by the out-of-tree plugin test).
+// The program (conformance_main.cpp) refuses to run when a plugin named on its
+// command line or in ACCEL_PLUGIN_PATH did not load, and ends with a table per
+// device of the ops that ran natively, fell back to the CPU, or failed
+// (conformance_summary.hpp). ACCEL_CONFORMANCE_REQUIRE_DEVICE=TYPE also makes
+// the run fail unless a device of that type was tested.
 //
 // The optional kernels of plugin API 1.2 (FUSED_ELEMENTWISE programs, MATMUL
 // and convolution epilogues) run only on devices that claim them
@@ -21,9 +27,11 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "conformance_summary.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/logical_device.hpp"
 
@@ -287,13 +295,88 @@ void add_fused_cases(std::vector<OpCase>& cases) {
   }
 }
 
+std::string shape_name(const Shape& shape) {
+  return shape.rank() == 0 ? std::string("scalar") : fmt::format("{}", fmt::join(shape.dims(), "x"));
+}
+
+// Every binary op of the op set (21-36), with the input range and dtype it is tested on.
+struct BinaryOp {
+  const char* name;
+  Tensor (*function)(const Tensor&, const Tensor&);
+  DType dtype;
+  double low, high;
+  Tolerance tolerance;
+};
+
+const std::vector<BinaryOp>& binary_ops() {
+  static const std::vector<BinaryOp> ops = {
+      {"Add", ops::add, DType::kFloat32, -2, 2, Tolerance::kElementwise},
+      {"AddInt32", ops::add, DType::kInt32, -50, 50, Tolerance::kExact},
+      {"Sub", ops::sub, DType::kFloat32, -2, 2, Tolerance::kElementwise},
+      {"Mul", ops::mul, DType::kFloat32, -2, 2, Tolerance::kElementwise},
+      {"Div", ops::div, DType::kFloat32, 0.5, 2, Tolerance::kElementwise},
+      {"Maximum", ops::maximum, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"Minimum", ops::minimum, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"Pow", ops::pow, DType::kFloat32, 0.5, 2, Tolerance::kTranscendental},
+      {"Equal", ops::equal, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"NotEqual", ops::not_equal, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"Less", ops::less, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"LessEqual", ops::less_equal, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"Greater", ops::greater, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"GreaterEqual", ops::greater_equal, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"ReluGrad", ops::relu_backward, DType::kFloat32, -2, 2, Tolerance::kExact},
+      {"SigmoidGrad", ops::sigmoid_backward, DType::kFloat32, 0, 1, Tolerance::kElementwise},
+      {"TanhGrad", ops::tanh_backward, DType::kFloat32, -1, 1, Tolerance::kElementwise}};
+  return ops;
+}
+
+// Operand shapes that broadcast (NumPy rules): the left side alone, the right
+// side alone, both at once, against rank-0 operands and into empty results. A
+// kernel that indexes the smaller operand modulo its size passes the
+// trailing-row cases and fails the rest.
+struct BroadcastPair {
+  Shape left, right;
+};
+
+const std::vector<BroadcastPair>& broadcast_pairs() {
+  static const std::vector<BroadcastPair> pairs = {
+      {shape_of({5}), shape_of({4, 5})},          // left: a lower rank
+      {shape_of({4, 1}), shape_of({4, 5})},       // left: a size-1 axis
+      {shape_of({}), shape_of({6, 7})},           // left: rank 0
+      {shape_of({4, 5}), shape_of({5})},          // right: a lower rank
+      {shape_of({4, 5}), shape_of({4, 1})},       // right: a size-1 axis
+      {shape_of({6, 7}), shape_of({})},           // right: rank 0
+      {shape_of({3, 1, 5}), shape_of({1, 4, 1})}, // both: size-1 axes on each side
+      {shape_of({4, 1}), shape_of({3, 1, 5})},    // both: a lower rank and size-1 axes
+      {shape_of({2, 1, 3, 1}), shape_of({5, 1, 4})},
+      {shape_of({0, 1}), shape_of({1, 5})},       // both, into an empty result
+      {shape_of({0, 5}), shape_of({5})},          // right, into an empty result
+      {shape_of({}), shape_of({0})}};             // rank 0 against empty
+  return pairs;
+}
+
+void add_binary_cases(std::vector<OpCase>& cases, const std::vector<Shape>& equal_shapes) {
+  for (const BinaryOp& op : binary_ops()) {
+    // Equal shapes keep the names the suite always had ("Add_3x5").
+    for (const Shape& shape : equal_shapes) {
+      cases.push_back({fmt::format("{}_{}", op.name, shape_name(shape)),
+                       {{shape, op.dtype, op.low, op.high}, {shape, op.dtype, op.low, op.high}},
+                       binary(op.function), op.tolerance, {}});
+    }
+    for (const BroadcastPair& pair : broadcast_pairs()) {
+      cases.push_back({fmt::format("{}Broadcast_{}_{}", op.name, shape_name(pair.left), shape_name(pair.right)),
+                       {{pair.left, op.dtype, op.low, op.high}, {pair.right, op.dtype, op.low, op.high}},
+                       binary(op.function), op.tolerance, {}});
+    }
+  }
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> cases;
-  const std::vector<Shape> elementwise_shapes = {shape_of({0}), shape_of({1}), shape_of({7}), shape_of({3, 5}),
-                                                 shape_of({2, 3, 33})};
+  const std::vector<Shape> elementwise_shapes = {shape_of({}), shape_of({0}), shape_of({1}), shape_of({7}),
+                                                 shape_of({3, 5}), shape_of({2, 3, 33})};
   for (const auto& shape : elementwise_shapes) {
-    std::string suffix = fmt::format("{}", fmt::join(shape.dims(), "x"));
-    if (suffix.empty()) suffix = "scalar";
+    const std::string suffix = shape_name(shape);
     struct Unary { const char* name; Tensor (*function)(const Tensor&); double low, high; Tolerance tolerance; };
     for (const Unary& op : std::initializer_list<Unary>{
              {"Neg", ops::neg, -2, 2, Tolerance::kExact}, {"Abs", ops::abs, -2, 2, Tolerance::kExact},
@@ -307,22 +390,6 @@ std::vector<OpCase> all_cases() {
                        unary(op.function), op.tolerance, {}});
     }
     cases.push_back({"LogicalNot_" + suffix, {{shape, DType::kBool}}, unary(ops::logical_not), Tolerance::kExact, {}});
-    struct Binary { const char* name; Tensor (*function)(const Tensor&, const Tensor&); double low, high; Tolerance tolerance; };
-    for (const Binary& op : std::initializer_list<Binary>{
-             {"Add", ops::add, -2, 2, Tolerance::kElementwise}, {"Sub", ops::sub, -2, 2, Tolerance::kElementwise},
-             {"Mul", ops::mul, -2, 2, Tolerance::kElementwise}, {"Div", ops::div, 0.5, 2, Tolerance::kElementwise},
-             {"Maximum", ops::maximum, -2, 2, Tolerance::kExact}, {"Minimum", ops::minimum, -2, 2, Tolerance::kExact},
-             {"Pow", ops::pow, 0.5, 2, Tolerance::kTranscendental}, {"Greater", ops::greater, -2, 2, Tolerance::kExact},
-             {"LessEqual", ops::less_equal, -2, 2, Tolerance::kExact}, {"Equal", ops::equal, -2, 2, Tolerance::kExact},
-             {"ReluGrad", ops::relu_backward, -2, 2, Tolerance::kExact},
-             {"SigmoidGrad", ops::sigmoid_backward, 0, 1, Tolerance::kElementwise},
-             {"TanhGrad", ops::tanh_backward, -1, 1, Tolerance::kElementwise}}) {
-      cases.push_back({fmt::format("{}_{}", op.name, suffix),
-                       {{shape, DType::kFloat32, op.low, op.high}, {shape, DType::kFloat32, op.low, op.high}},
-                       binary(op.function), op.tolerance, {}});
-    }
-    cases.push_back({"AddInt32_" + suffix, {{shape, DType::kInt32, -50, 50}, {shape, DType::kInt32, -50, 50}},
-                     binary(ops::add), Tolerance::kExact, {}});
     cases.push_back({"Cast_" + suffix, {{shape, DType::kFloat32, -100, 100}},
                      [](const std::vector<Tensor>& in) {
                        return std::vector<Tensor>{ops::cast(in[0], DType::kInt32), ops::cast(in[0], DType::kBFloat16),
@@ -330,6 +397,7 @@ std::vector<OpCase> all_cases() {
                      },
                      Tolerance::kExact, {}});
   }
+  add_binary_cases(cases, elementwise_shapes);
   // Out-of-range float to uint8 saturates (TensorFlow's CPU cast), it does not wrap.
   cases.push_back({"CastToUint8Saturates", {{shape_of({64}), DType::kFloat32, -400, 400}},
                    [](const std::vector<Tensor>& in) {
@@ -337,11 +405,11 @@ std::vector<OpCase> all_cases() {
                                                 ops::cast(ops::cast(in[0], DType::kBool), DType::kFloat32)};
                    },
                    Tolerance::kExact, {}});
-  // Broadcasting.
-  cases.push_back({"AddBroadcastRow", {{shape_of({4, 5})}, {shape_of({5})}}, binary(ops::add), Tolerance::kElementwise, {}});
-  cases.push_back({"MulBroadcastBoth", {{shape_of({3, 1, 5})}, {shape_of({1, 4, 1})}}, binary(ops::mul), Tolerance::kElementwise, {}});
-  cases.push_back({"SubScalar", {{shape_of({6, 7})}, {shape_of({})}}, binary(ops::sub), Tolerance::kElementwise, {}});
   cases.push_back({"Select", {{shape_of({4, 3}), DType::kBool}, {shape_of({4, 3})}, {shape_of({3})}},
+                   [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::select(in[0], in[1], in[2])}; },
+                   Tolerance::kExact, {}});
+  // All three operands broadcast, each along another axis.
+  cases.push_back({"SelectBroadcast_4x1_1x3_scalar", {{shape_of({4, 1}), DType::kBool}, {shape_of({1, 3})}, {shape_of({})}},
                    [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::select(in[0], in[1], in[2])}; },
                    Tolerance::kExact, {}});
 
@@ -538,6 +606,11 @@ const std::vector<OpCase>& cases() {
   return all;
 }
 
+// How GoogleTest names a failing case's parameter: the device and the case.
+void PrintTo(const Param& param, std::ostream* stream) {
+  *stream << param.device << " " << cases()[param.case_index].name;
+}
+
 std::vector<Param> params() {
   std::vector<Param> result;
   for (const auto& device : config::list_logical_devices()) {
@@ -553,7 +626,30 @@ std::vector<Param> params() {
   return result;
 }
 
-class ConformanceTest : public ::testing::TestWithParam<Param> {};
+// Records each case's ops and result for the closing tables (conformance_summary.hpp).
+class ConformanceTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void TearDown() override {
+    conformance::CaseOutcome outcome;
+    outcome.device = GetParam().device;
+    outcome.case_name = cases()[GetParam().case_index].name;
+    if (recorder_) outcome.runs = recorder_->runs();
+    outcome.result = IsSkipped()   ? conformance::CaseResult::kSkipped
+                     : HasFailure() ? conformance::CaseResult::kFailed
+                                    : conformance::CaseResult::kPassed;
+    recorder_.reset();
+    conformance::record_case(std::move(outcome));
+  }
+
+  // Starts recording the ops this thread runs; stop it before comparing.
+  conformance::OpRecorder& record_ops() {
+    recorder_ = std::make_unique<conformance::OpRecorder>();
+    return *recorder_;
+  }
+
+ private:
+  std::unique_ptr<conformance::OpRecorder> recorder_;
+};
 
 std::vector<Tensor> copies_on(const std::vector<Tensor>& inputs, const Device& device) {
   std::vector<Tensor> copies;
@@ -588,7 +684,10 @@ TEST_P(ConformanceTest, MatchesTheCpuPlugin) {
   }
   {
     DeviceScope scope(device);
-    actual = op_case.run(copies_on(inputs, device));
+    std::vector<Tensor> device_inputs = copies_on(inputs, device);
+    conformance::OpRecorder& recorder = record_ops();
+    actual = op_case.run(device_inputs);
+    recorder.stop();
   }
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t output = 0; output < expected.size(); ++output) {
