@@ -241,7 +241,8 @@ void print_profile(Run& run, const Data& data, const Args& args) {
   for (const std::string& op : args.breakdown) {
     std::map<std::pair<double, double>, Cost> by_size;  // (FLOPs, bytes) per call
     for (const accel::profiler::OpRecord& record : records) {
-      if (record.op != op) continue;
+      // "Fusion" also names "Fusion (FUSED_ELEMENTWISE)": the TensorFlow name alone will do.
+      if (record.op != op && record.op.rfind(op + " (", 0) != 0) continue;
       Cost& cost = by_size[{record.flops, record.bytes_accessed}];
       cost.seconds += record.duration_seconds;
       cost.calls += 1;

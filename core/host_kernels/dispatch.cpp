@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 
 #include <accel/plugin/op_classes.hpp>
+#include <accel/plugin/op_set_names.hpp>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstddef>
@@ -418,19 +419,6 @@ const char* gemm_library() noexcept {
   return name.c_str();
 }
 
-const char* op_name(AccelOp op) noexcept {
-  static const char* const names[ACCEL_OP_COUNT] = {
-      "MATMUL", "CONV2D", "CONV2D_BACKWARD_INPUT", "CONV2D_BACKWARD_FILTER", "MAX_POOL",
-      "MAX_POOL_BACKWARD", "AVG_POOL", "AVG_POOL_BACKWARD", "NEG", "ABS", "EXP", "LOG", "SQRT", "RSQRT",
-      "SQUARE", "RELU", "SIGMOID", "TANH", "SIGN", "RECIPROCAL", "LOGICAL_NOT", "ADD", "SUB", "MUL", "DIV",
-      "MAXIMUM", "MINIMUM", "POW", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL",
-      "RELU_BACKWARD", "SIGMOID_BACKWARD", "TANH_BACKWARD", "SELECT", "REDUCE_SUM", "REDUCE_MEAN",
-      "REDUCE_MAX", "REDUCE_MIN", "ARGMAX", "SOFTMAX", "LOG_SOFTMAX", "SPARSE_SOFTMAX_CROSS_ENTROPY", "CAST",
-      "FILL", "RANDOM_UNIFORM", "RANDOM_NORMAL", "RANDOM_TRUNCATED_NORMAL", "TRANSPOSE", "COPY",
-      "BROADCAST_TO", "SLICE", "CONCAT", "PAD", "GATHER", "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE",
-      "RMSPROP_UPDATE", "FUSED_ELEMENTWISE", "ERF"};
-  if (op < 0 || op >= ACCEL_OP_COUNT) return "UNKNOWN_OP";
-  return names[op];
-}
+const char* op_name(AccelOp op) noexcept { return sdk::op_set_name(op); }
 
 }  // namespace accel::host_kernels

@@ -100,7 +100,7 @@ void execute_on(LogicalDevice* device, AccelOp op, std::span<const Tensor> input
   call.sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
   AccelStatus* status = device->api().execute(device->handle(), &call);
   if (status != nullptr) {
-    check_status(status, fmt::format("op {} on {}", op_info(op).name, device->name()));
+    check_status(status, fmt::format("op {} on {}", op_display_name(op), device->name()));
   }
 }
 
@@ -120,18 +120,19 @@ std::vector<Tensor> run_on_cpu_fallback(LogicalDevice* device, AccelOp op, Accel
                                         const void* attributes) {
   LogicalDevice* cpu = RuntimeState::instance().cpu_device();
   const OpInfo& info = op_info(op);
+  const std::string& name = op_display_name(op);
   if (!soft_placement.load(std::memory_order_relaxed) && current_scope_device() == device) {
     throw InvalidArgumentError(fmt::format(
-        "cannot run op {} ({}) on {}: its plugin '{}' lacks it and soft device placement is disabled",
-        info.name, dtype_name(static_cast<DType>(dtype)), device->name(), device->plugin().name));
+        "cannot run op {} with dtype {} on {}: its plugin '{}' lacks it and soft device placement is disabled", name,
+        dtype_name(static_cast<DType>(dtype)), device->name(), device->plugin().name));
   }
   if (cpu == nullptr || cpu == device || !cpu->supports(op, dtype)) {
     throw UnimplementedError(fmt::format("op {} with dtype {} is not supported on {} and no CPU device can run it",
-                                         info.name, dtype_name(static_cast<DType>(dtype)), device->name()));
+                                         name, dtype_name(static_cast<DType>(dtype)), device->name()));
   }
   if (device->first_fallback(op)) {
-    runtime_log().warn("op {} ({}) is not supported on {}; running it on {} with copies", info.name,
-                 dtype_name(static_cast<DType>(dtype)), device->name(), cpu->name());
+    runtime_log().warn("op {} with dtype {} is not supported on {}; running it on {} with copies", name,
+                       dtype_name(static_cast<DType>(dtype)), device->name(), cpu->name());
   }
   fallback_ops.fetch_add(1, std::memory_order_relaxed);
   std::vector<Tensor> cpu_inputs;
@@ -190,7 +191,7 @@ void execute_with_local_inputs(LogicalDevice* device, AccelOp op, std::span<cons
 void log_placement_and_notify(AccelOp op, LogicalDevice* ran_on, std::span<const Tensor> inputs,
                               std::span<const Tensor> outputs, const void* attributes) {
   if (log_placement_enabled()) {
-    std::fprintf(stderr, "Executing op %s in device %s\n", op_info(op).name, ran_on->name().c_str());
+    std::fprintf(stderr, "Executing op %s in device %s\n", op_display_name(op).c_str(), ran_on->name().c_str());
   }
   notify_observers(op, inputs, outputs, attributes);
 }
@@ -236,7 +237,7 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
                            const void* attributes) {
   for (const Tensor& input : inputs) {
     if (!input.defined()) {
-      throw InvalidArgumentError(fmt::format("op {}: an input tensor is undefined", op_info(op).name));
+      throw InvalidArgumentError(fmt::format("op {}: an input tensor is undefined", op_display_name(op)));
     }
   }
   LogicalDevice* device = place_op(inputs);

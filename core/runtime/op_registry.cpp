@@ -3,7 +3,10 @@
 
 #include "runtime/op_observer.hpp"
 
+#include <accel/plugin/op_set_names.hpp>
+
 #include <array>
+#include <cctype>
 
 namespace accel::detail {
 namespace {
@@ -86,6 +89,23 @@ const std::array<OpInfo, ACCEL_OP_COUNT> kOps = {{
 const OpInfo kReshape = {"Reshape", "data movement", kNone, 0};
 const OpInfo kUnknown = {"Unknown", "other", kNone, 0};
 
+// Lower case letters and digits only: "Conv2D" and "CONV2D", "MaxPool" and
+// "MAX_POOL" spell one name.
+std::string spelling_of(const std::string& name) {
+  std::string letters;
+  for (char c : name) {
+    if (c != '_') letters += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return letters;
+}
+
+std::string display_name_of(int32_t op) {
+  const std::string tensorflow = op_info(op).name;
+  if (op < 0 || op >= ACCEL_OP_COUNT) return tensorflow;
+  const std::string op_set = sdk::op_set_name(op);
+  return spelling_of(tensorflow) == spelling_of(op_set) ? tensorflow : tensorflow + " (" + op_set + ")";
+}
+
 }  // namespace
 
 const OpInfo& op_info(AccelOp op) { return op_info(static_cast<int32_t>(op)); }
@@ -94,6 +114,18 @@ const OpInfo& op_info(int32_t op) {
   if (op >= 0 && op < ACCEL_OP_COUNT) return kOps[static_cast<size_t>(op)];
   if (op == kReshapeOp) return kReshape;
   return kUnknown;
+}
+
+const std::string& op_display_name(int32_t op) {
+  static const std::array<std::string, ACCEL_OP_COUNT> names = [] {
+    std::array<std::string, ACCEL_OP_COUNT> all;
+    for (int32_t index = 0; index < ACCEL_OP_COUNT; ++index) all[static_cast<size_t>(index)] = display_name_of(index);
+    return all;
+  }();
+  static const std::string reshape = kReshape.name;
+  static const std::string unknown = kUnknown.name;
+  if (op >= 0 && op < ACCEL_OP_COUNT) return names[static_cast<size_t>(op)];
+  return op == kReshapeOp ? reshape : unknown;
 }
 
 }  // namespace accel::detail

@@ -66,7 +66,7 @@ void record_op_profile(const LogicalDevice& device, const AccelOpProfile& profil
   } else {
     const OpInfo& info = op_info(profile.op);
     record.sequence = profile.sequence;
-    record.op = info.name;
+    record.op = op_display_name(profile.op);
     record.category = info.category;
   }
   record.device = device.name();
@@ -94,6 +94,8 @@ void record_op_profile(const LogicalDevice& device, const AccelOpProfile& profil
 }  // namespace detail
 
 namespace profiler {
+
+std::string op_name(int32_t op) { return detail::op_display_name(op); }
 
 void start() {
   std::lock_guard lock(state().mutex);

@@ -5,6 +5,7 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
+#include <accel/plugin/accel_plugin.h>
 #include <accel/profiler.hpp>
 #include <accel/runtime.hpp>
 
@@ -32,7 +33,7 @@ Tensor random_input(const Shape& shape, DType dtype, uint64_t seed) {
 
 // One benchmarked op: its inputs made on the device, the call, and its work.
 struct Workload {
-  std::string tensorflow_op;  // the profiler's name for it ("MatMul")
+  std::string profiled_op;  // what the profiler's records call it: profiler::op_name
   std::function<Tensor()> run;
   double flops = 0;
   double bytes = 0;
@@ -46,7 +47,7 @@ Workload make_workload(const std::string& op, const std::vector<int64_t>& size, 
     const int64_t k = size.size() == 3 ? size[2] : size[0];
     Tensor a = random_input(Shape{m, k}, dtype, 1);
     Tensor b = random_input(Shape{k, n}, dtype, 2);
-    return {"MatMul", [a, b] { return ops::matmul(a, b); }, 2.0 * m * n * k,
+    return {profiler::op_name(ACCEL_OP_MATMUL), [a, b] { return ops::matmul(a, b); }, 2.0 * m * n * k,
             element_bytes * static_cast<double>(m * k + k * n + m * n)};
   }
   if (op == "conv2d") {
@@ -56,7 +57,7 @@ Workload make_workload(const std::string& op, const std::vector<int64_t>& size, 
     Tensor filter = random_input(Shape{rows, columns, channels, filters}, dtype, 2);
     const int64_t out_height = height - rows + 1, out_width = width - columns + 1;
     const double outputs = static_cast<double>(batch * out_height * out_width * filters);
-    return {"Conv2D", [input, filter] { return ops::conv2d(input, filter); },
+    return {profiler::op_name(ACCEL_OP_CONV2D), [input, filter] { return ops::conv2d(input, filter); },
             2.0 * outputs * static_cast<double>(rows * columns * channels),
             element_bytes * (static_cast<double>(batch * height * width * channels + rows * columns * channels * filters) +
                              outputs)};
@@ -65,18 +66,18 @@ Workload make_workload(const std::string& op, const std::vector<int64_t>& size, 
     const int64_t rows = size[0];
     const int64_t columns = size.size() > 1 ? size[1] : size[0];
     Tensor logits = random_input(Shape{rows, columns}, dtype, 1);
-    return {"Softmax", [logits] { return ops::softmax(logits); }, 5.0 * static_cast<double>(rows * columns),
-            2.0 * element_bytes * static_cast<double>(rows * columns)};
+    return {profiler::op_name(ACCEL_OP_SOFTMAX), [logits] { return ops::softmax(logits); },
+            5.0 * static_cast<double>(rows * columns), 2.0 * element_bytes * static_cast<double>(rows * columns)};
   }
   const int64_t elements = size[0];
   Tensor x = random_input(Shape{elements}, dtype, 1);
   if (op == "add") {
     Tensor y = random_input(Shape{elements}, dtype, 2);
-    return {"AddV2", [x, y] { return ops::add(x, y); }, static_cast<double>(elements),
+    return {profiler::op_name(ACCEL_OP_ADD), [x, y] { return ops::add(x, y); }, static_cast<double>(elements),
             3.0 * element_bytes * static_cast<double>(elements)};
   }
   if (op == "relu") {
-    return {"Relu", [x] { return ops::relu(x); }, static_cast<double>(elements),
+    return {profiler::op_name(ACCEL_OP_RELU), [x] { return ops::relu(x); }, static_cast<double>(elements),
             2.0 * element_bytes * static_cast<double>(elements)};
   }
   throw InvalidArgumentError(fmt::format("benchmark: unknown op '{}'", op));
@@ -101,7 +102,7 @@ BenchmarkPoint time_size(const BenchmarkConfig& benchmark, const std::vector<int
     double op_seconds = 0;
     for (const profiler::OpRecord& record : profiler::records()) {
       // Wherever it ran: an op the device lacks runs on the CPU (and says so in the placement log).
-      if (record.op != workload.tensorflow_op) continue;
+      if (record.op != workload.profiled_op) continue;
       op_seconds += record.duration_seconds;
       time_source = time_source_label(record.time_source);
     }

@@ -13,7 +13,7 @@ enum class TimeSource { kWall, kDevice, kSimulated };
 
 struct OpRecord {
   uint64_t sequence = 0;
-  std::string op;        // TensorFlow op name, "MatMul"
+  std::string op;        // op_name(): "MatMul", "ReluGrad (RELU_BACKWARD)"; or named work, "AllReduce"
   std::string category;  // "matmul", "convolution", "elementwise", ...
   std::string device;    // full device name
   TimeSource time_source = TimeSource::kWall;
@@ -27,6 +27,12 @@ struct OpRecord {
   std::string bound;        // "compute", "memory" or ""
   std::string detail_json;  // extra figures from the plugin, or ""
 };
+
+// How records, logs and reports name a primitive op (an AccelOp value): its
+// TensorFlow name, then its op-set name in parentheses where the two differ in
+// more than case and underscores: "ReluGrad (RELU_BACKWARD)", "AddV2 (ADD)",
+// "MatMul", "MaxPool". docs/op-set.md lists every op's.
+std::string op_name(int32_t op);
 
 // Starts recording (clearing earlier records); ops run before start() are not kept.
 void start();

@@ -56,7 +56,7 @@ int max_threads() noexcept;
 // The name of the library doing GEMM and convolution, e.g. "oneDNN 2.6.3".
 const char* gemm_library() noexcept;
 
-// Op name as in the enum without the prefix, e.g. "MATMUL".
+// Op name as in the enum without the prefix, e.g. "MATMUL" (sdk::op_set_name).
 const char* op_name(AccelOp op) noexcept;
 
 }  // namespace accel::host_kernels
