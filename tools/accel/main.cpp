@@ -1,5 +1,6 @@
 // Entry point of the `accel` command line: global options and subcommands.
 #include "commands.hpp"
+#include "convert_command.hpp"
 
 #include <accel/config.hpp>
 #include <accel/error.hpp>
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
 
   accel::cli::add_devices_command(app);
   accel::cli::add_matmul_command(app);
+  accel::cli::add_convert_command(app);
 #ifdef HAVE_ACCEL_TPU_TIMING
   accel::cli::add_tpu_command(app);
 #endif

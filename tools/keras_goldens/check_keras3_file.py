@@ -36,7 +36,7 @@ def check(args, report):
         return 2
     report.append(f"loaded {args.path} with Keras {keras.__version__}: {type(model).__name__} {model.name!r}")
     model.summary(print_fn=lambda line, **_: report.append(line))
-    if model.optimizer is not None and model.compiled:
+    if getattr(model, "optimizer", None) is not None and model.compiled:
         report.append(f"compiled: optimizer {type(model.optimizer).__name__}, loss {model.loss!r}")
     if not args.forward:
         return 0

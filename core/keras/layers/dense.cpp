@@ -35,7 +35,7 @@ Tensor Dense::call(const Tensor& inputs, bool) {
 }
 
 Activation::Activation(const std::string& activation, std::string name)
-    : Layer("Activation", std::move(name)), activation_(get_activation(activation)) {}
+    : Layer("Activation", std::move(name)), activation_name_(activation), activation_(get_activation(activation)) {}
 
 Tensor Activation::call(const Tensor& inputs, bool) { return activation_(inputs); }
 

@@ -34,6 +34,9 @@ class RandomUniform final : public Initializer {
                          std::optional<uint64_t> seed = std::nullopt)
       : minval_(minval), maxval_(maxval), seed_(seed) {}
   Tensor operator()(const Shape& shape, DType dtype = DType::kFloat32) const override;
+  double minval() const noexcept { return minval_; }
+  double maxval() const noexcept { return maxval_; }
+  const std::optional<uint64_t>& seed() const noexcept { return seed_; }
 
  private:
   double minval_, maxval_;
@@ -45,6 +48,7 @@ class GlorotUniform final : public Initializer {
  public:
   explicit GlorotUniform(std::optional<uint64_t> seed = std::nullopt) : seed_(seed) {}
   Tensor operator()(const Shape& shape, DType dtype = DType::kFloat32) const override;
+  const std::optional<uint64_t>& seed() const noexcept { return seed_; }
 
  private:
   std::optional<uint64_t> seed_;
@@ -56,6 +60,7 @@ class HeNormal final : public Initializer {
  public:
   explicit HeNormal(std::optional<uint64_t> seed = std::nullopt) : seed_(seed) {}
   Tensor operator()(const Shape& shape, DType dtype = DType::kFloat32) const override;
+  const std::optional<uint64_t>& seed() const noexcept { return seed_; }
 
  private:
   std::optional<uint64_t> seed_;

@@ -59,6 +59,9 @@ class Dense final : public Layer {
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
   const Variable& kernel() const { return kernel_; }
   const Variable& bias() const { return bias_; }
+  // The constructor's arguments (a .keras file's config is written from them).
+  int64_t units() const noexcept { return units_; }
+  const DenseOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;
@@ -76,11 +79,13 @@ class Activation final : public Layer {
  public:
   explicit Activation(const std::string& activation, std::string name = "");
   LayerShape compute_output_shape(const LayerShape& input_shape) const override { return input_shape; }
+  const std::string& activation_name() const noexcept { return activation_name_; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
 
  private:
+  std::string activation_name_;
   ActivationFunction activation_;
 };
 

@@ -218,11 +218,12 @@ class Model : public Layer {
   // The History of the last fit.
   const History& history() const noexcept { return history_; }
 
-  // The weights, under their Keras names ("dense/kernel:0"), as a safetensors
-  // file written atomically (core/keras/saving/, docs/keras.md "Saving").
+  // The weights, written atomically: a path ending in ".h5" gets Keras 3's
+  // .weights.h5 (saving/weights_h5.hpp), any other a safetensors file under
+  // the Keras 2 names ("dense/kernel:0") (docs/keras.md "Saving").
   void save_weights(const std::string& path) const;
-  // Loads a file of save_weights (or a checkpoint: its "optimizer/" entries
-  // are ignored). Missing, extra or mis-shaped tensors are an
+  // Loads a file of save_weights, chosen by suffix as there (or a
+  // checkpoint: its "optimizer/" entries are ignored). Missing, extra or mis-shaped tensors are an
   // InvalidArgumentError naming all of them, or skipped with skip_mismatch.
   void load_weights(const std::string& path, bool skip_mismatch = false);
 

@@ -37,6 +37,7 @@ class BatchNormalization final : public Layer {
   const Variable& beta() const { return beta_; }
   const Variable& moving_mean() const { return moving_mean_; }
   const Variable& moving_variance() const { return moving_variance_; }
+  const BatchNormalizationOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;

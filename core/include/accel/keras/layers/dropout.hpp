@@ -35,6 +35,7 @@ class Dropout final : public Layer {
 
   double rate() const noexcept { return rate_; }
   uint64_t seed() const noexcept { return seed_; }
+  const LayerShape& noise_shape() const noexcept { return noise_shape_; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;

@@ -18,6 +18,7 @@ class GlobalAveragePooling2D final : public Layer {
  public:
   explicit GlobalAveragePooling2D(GlobalAveragePooling2DOptions options = {});
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
+  bool keepdims() const noexcept { return keepdims_; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;

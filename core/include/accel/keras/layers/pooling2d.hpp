@@ -23,11 +23,11 @@ struct Pooling2DOptions {
 class Pooling2D : public Layer {
  public:
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
+  // The window, strides and padding as the pooling ops take them.
+  const ops::Pool2DOptions& pool_options() const noexcept { return pool_options_; }
 
  protected:
   Pooling2D(std::string class_name, Pooling2DOptions options);
-  // The window, strides and padding as the pooling ops take them.
-  const ops::Pool2DOptions& pool_options() const noexcept { return pool_options_; }
 
  private:
   ops::Pool2DOptions pool_options_;

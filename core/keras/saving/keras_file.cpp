@@ -1,0 +1,72 @@
+// save_model / load_model: the three members of a .keras archive.
+#include <accel/error.hpp>
+#include <accel/keras/model.hpp>
+#include <accel/keras/saving/atomic_file.hpp>
+#include <accel/keras/saving/keras_file.hpp>
+#include <accel/keras/saving/weights_h5.hpp>
+
+#include "model_config.hpp"
+#include "zip_archive.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <ctime>
+
+namespace accel::keras::saving {
+namespace {
+
+// The Keras version whose files accel writes (TensorFlow 2.21's).
+constexpr const char* kKerasVersion = "3.15.1";
+
+std::string date_saved() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d@%H:%M:%S", &utc);
+  return text;
+}
+
+nlohmann::json parse_member(const std::map<std::string, std::string>& members, const std::string& name,
+                            const std::string& path) {
+  const auto member = members.find(name);
+  if (member == members.end()) {
+    throw InvalidArgumentError(path + ": the archive has no " + name + " (a .keras file holds config.json, "
+                               "metadata.json and model.weights.h5)");
+  }
+  nlohmann::json value = nlohmann::json::parse(member->second, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) {
+    throw InvalidArgumentError(path + ": " + name + " is not a JSON object");
+  }
+  return value;
+}
+
+}  // namespace
+
+void save_model(const Model& model, const std::string& path) {
+  const nlohmann::json config = model_config(model);
+  const nlohmann::json metadata{{"keras_version", kKerasVersion}, {"date_saved", date_saved()}};
+  const std::string weights = weights_h5_image(model, path + ":model.weights.h5");
+  write_file_atomically(path, make_zip_archive({{"metadata.json", metadata.dump()},
+                                                {"config.json", config.dump()},
+                                                {"model.weights.h5", weights}},
+                                               path));
+}
+
+std::unique_ptr<Model> load_model(const std::string& path) {
+  const std::map<std::string, std::string> members = read_zip_archive(path);
+  const nlohmann::json metadata = parse_member(members, "metadata.json", path);
+  const nlohmann::json config = parse_member(members, "config.json", path);
+  const auto weights = members.find("model.weights.h5");
+  if (weights == members.end()) {
+    throw InvalidArgumentError(path + ": the archive has no model.weights.h5" +
+                               (members.contains("model.weights.npz") ? std::string(" (only the .npz form, which accel does not read)")
+                                                                       : std::string()));
+  }
+  std::unique_ptr<Model> model = model_from_config(config, path + ":config.json");
+  load_weights_h5_image(*model, weights->second, path + ":model.weights.h5");
+  return model;
+}
+
+}  // namespace accel::keras::saving

@@ -1,0 +1,299 @@
+// One entry per layer class: how its config is written (the keys and
+// defaults TensorFlow 2.21's Keras 3.15 writes) and read back (LayerArguments,
+// strict). Arguments accel's layers do not have must hold Keras's neutral
+// value (no regularizer, no constraint, channels_last).
+#include "layer_configs.hpp"
+
+#include <accel/error.hpp>
+#include <accel/keras/input_layer.hpp>
+#include <accel/keras/layers.hpp>
+
+#include "layer_arguments.hpp"
+
+#include <functional>
+#include <map>
+
+namespace accel::keras::saving {
+namespace {
+
+using nlohmann::json;
+
+json dtype_policy() {
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
+          {"registered_name", nullptr}};
+}
+
+json base_config(const Layer& layer) {
+  return {{"name", layer.name()}, {"trainable", layer.trainable()}, {"dtype", dtype_policy()}};
+}
+
+json seed_json(const std::optional<uint64_t>& seed) { return seed ? json(*seed) : json(nullptr); }
+
+json initializer_config(const std::shared_ptr<Initializer>& initializer, const Layer& layer) {
+  auto object = [](const char* class_name, json config) {
+    return json{{"module", "keras.initializers"}, {"class_name", class_name}, {"config", std::move(config)},
+                {"registered_name", nullptr}};
+  };
+  const Initializer* raw = initializer.get();
+  if (dynamic_cast<const Zeros*>(raw)) return object("Zeros", json::object());
+  if (dynamic_cast<const Ones*>(raw)) return object("Ones", json::object());
+  if (const auto* glorot = dynamic_cast<const GlorotUniform*>(raw)) {
+    return object("GlorotUniform", {{"seed", seed_json(glorot->seed())}});
+  }
+  if (const auto* he = dynamic_cast<const HeNormal*>(raw)) return object("HeNormal", {{"seed", seed_json(he->seed())}});
+  if (const auto* uniform = dynamic_cast<const RandomUniform*>(raw)) {
+    return object("RandomUniform",
+                  {{"minval", uniform->minval()}, {"maxval", uniform->maxval()}, {"seed", seed_json(uniform->seed())}});
+  }
+  throw UnimplementedError("layer '" + layer.name() + "' (" + layer.class_name() +
+                           ") has an initializer of its own that a .keras config cannot name");
+}
+
+json pair_json(const std::array<int32_t, 2>& pair) { return json::array({pair[0], pair[1]}); }
+
+const char* padding_name(ops::Padding padding) { return padding == ops::Padding::kSame ? "same" : "valid"; }
+
+// The keys of every weighted layer Keras 3 writes as null.
+void add_null_regularizers(json& config, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) config[key] = nullptr;
+}
+
+void require_neutral(LayerArguments& arguments, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) arguments.require(key, nullptr, "accel has no regularizers or constraints");
+}
+
+void require_channels_last(LayerArguments& arguments) {
+  arguments.require("data_format", "channels_last", "accel's images are NHWC");
+}
+
+struct LayerCodec {
+  std::function<json(const Layer&)> to_config;  // the class's own keys, added to base_config
+  std::function<std::shared_ptr<Layer>(LayerArguments&)> from_config;
+};
+
+json dense_config(const Dense& dense) {
+  json config{{"units", dense.units()},
+              {"activation", dense.options().activation},
+              {"use_bias", dense.options().use_bias},
+              {"kernel_initializer", initializer_config(dense.options().kernel_initializer, dense)},
+              {"bias_initializer", initializer_config(dense.options().bias_initializer, dense)}};
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint",
+                                 "quantization_config"});
+  return config;
+}
+
+std::shared_ptr<Layer> dense_from(LayerArguments& arguments) {
+  DenseOptions options;
+  const int64_t units = arguments.integer("units", -1);
+  if (units <= 0) arguments.fail("argument 'units' is missing or not positive");
+  options.activation = arguments.text("activation", "linear");
+  options.use_bias = arguments.boolean("use_bias", true);
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint", "quantization_config", "lora_rank"});
+  options.name = arguments.layer_name();
+  return std::make_shared<Dense>(units, options);
+}
+
+json conv2d_config(const Conv2D& conv) {
+  const Conv2DOptions& options = conv.options();
+  json config{{"filters", conv.filters()},
+              {"kernel_size", pair_json(conv.kernel_size())},
+              {"strides", pair_json(options.strides)},
+              {"padding", options.padding},
+              {"data_format", "channels_last"},
+              {"dilation_rate", pair_json(options.dilation_rate)},
+              {"groups", options.groups},
+              {"activation", options.activation},
+              {"use_bias", options.use_bias},
+              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
+              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "kernel_constraint", "bias_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> conv2d_from(LayerArguments& arguments) {
+  Conv2DOptions options;
+  const int64_t filters = arguments.integer("filters", -1);
+  if (filters <= 0) arguments.fail("argument 'filters' is missing or not positive");
+  const std::array<int32_t, 2> kernel_size = arguments.pair("kernel_size", {0, 0});
+  options.strides = arguments.pair("strides", options.strides);
+  options.padding = arguments.text("padding", options.padding);
+  require_channels_last(arguments);
+  options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
+  options.groups = arguments.integer("groups", options.groups);
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint", "lora_rank"});
+  options.name = arguments.layer_name();
+  return std::make_shared<Conv2D>(filters, kernel_size, options);
+}
+
+json pooling_config(const Pooling2D& pooling) {
+  const ops::Pool2DOptions& options = pooling.pool_options();
+  return {{"pool_size", pair_json(options.window)},
+          {"padding", padding_name(options.padding)},
+          {"strides", pair_json(options.strides)},
+          {"data_format", "channels_last"}};
+}
+
+template <typename PoolingLayer>
+std::shared_ptr<Layer> pooling_from(LayerArguments& arguments) {
+  Pooling2DOptions options;
+  options.pool_size = arguments.pair("pool_size", options.pool_size);
+  options.strides = arguments.optional_pair("strides");
+  options.padding = arguments.text("padding", options.padding);
+  require_channels_last(arguments);
+  options.name = arguments.layer_name();
+  return std::make_shared<PoolingLayer>(options);
+}
+
+json batch_normalization_config(const BatchNormalization& layer) {
+  const BatchNormalizationOptions& options = layer.options();
+  json config{{"axis", options.axis},
+              {"momentum", options.momentum},
+              {"epsilon", options.epsilon},
+              {"center", options.center},
+              {"scale", options.scale},
+              {"beta_initializer", initializer_config(options.beta_initializer, layer)},
+              {"gamma_initializer", initializer_config(options.gamma_initializer, layer)},
+              {"moving_mean_initializer", initializer_config(options.moving_mean_initializer, layer)},
+              {"moving_variance_initializer", initializer_config(options.moving_variance_initializer, layer)}};
+  add_null_regularizers(config, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  config["synchronized"] = false;
+  config["renorm"] = false;
+  config["renorm_clipping"] = nullptr;
+  config["renorm_momentum"] = 0.99;
+  return config;
+}
+
+std::shared_ptr<Layer> batch_normalization_from(LayerArguments& arguments) {
+  BatchNormalizationOptions options;
+  options.axis = static_cast<int32_t>(arguments.integer("axis", options.axis));
+  options.momentum = arguments.number("momentum", options.momentum);
+  options.epsilon = arguments.number("epsilon", options.epsilon);
+  options.center = arguments.boolean("center", options.center);
+  options.scale = arguments.boolean("scale", options.scale);
+  options.beta_initializer = arguments.initializer("beta_initializer", options.beta_initializer);
+  options.gamma_initializer = arguments.initializer("gamma_initializer", options.gamma_initializer);
+  options.moving_mean_initializer = arguments.initializer("moving_mean_initializer", options.moving_mean_initializer);
+  options.moving_variance_initializer =
+      arguments.initializer("moving_variance_initializer", options.moving_variance_initializer);
+  require_neutral(arguments, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+                              "renorm_clipping"});
+  arguments.require("synchronized", false, "replicas keep their own batch statistics, as Keras 2");
+  arguments.require("renorm", false, "accel has no batch renormalization");
+  arguments.ignore("renorm_momentum");  // used only with renorm
+  options.name = arguments.layer_name();
+  return std::make_shared<BatchNormalization>(options);
+}
+
+json dropout_config(const Dropout& dropout) {
+  json noise_shape = nullptr;
+  if (!dropout.noise_shape().empty()) {
+    noise_shape = json::array();
+    for (int64_t dim : dropout.noise_shape()) noise_shape.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
+  }
+  // Keras seeds are Python ints TensorFlow turns into int32; accel's drawn
+  // 64-bit seeds do not fit, and its dropout masks differ from Keras's anyway.
+  const json seed = dropout.seed() <= 0x7fffffffu ? json(dropout.seed()) : json(nullptr);
+  return {{"rate", dropout.rate()}, {"seed", seed}, {"noise_shape", noise_shape}};
+}
+
+std::shared_ptr<Layer> dropout_from(LayerArguments& arguments) {
+  DropoutOptions options;
+  const double rate = arguments.number("rate", -1.0);
+  options.seed = arguments.optional_seed("seed");
+  if (std::optional<std::vector<int64_t>> noise_shape = arguments.optional_shape("noise_shape")) {
+    options.noise_shape = LayerShape(*noise_shape);
+  }
+  if (rate < 0.0 || rate >= 1.0) arguments.fail("argument 'rate' is missing or not in [0, 1)");
+  options.name = arguments.layer_name();
+  return std::make_shared<Dropout>(rate, options);
+}
+
+const std::map<std::string, LayerCodec>& codecs() {
+  static const std::map<std::string, LayerCodec> table{
+      {"Dense", {[](const Layer& layer) { return dense_config(static_cast<const Dense&>(layer)); }, dense_from}},
+      {"Conv2D", {[](const Layer& layer) { return conv2d_config(static_cast<const Conv2D&>(layer)); }, conv2d_from}},
+      {"MaxPooling2D",
+       {[](const Layer& layer) { return pooling_config(static_cast<const Pooling2D&>(layer)); },
+        pooling_from<MaxPooling2D>}},
+      {"AveragePooling2D",
+       {[](const Layer& layer) { return pooling_config(static_cast<const Pooling2D&>(layer)); },
+        pooling_from<AveragePooling2D>}},
+      {"BatchNormalization",
+       {[](const Layer& layer) { return batch_normalization_config(static_cast<const BatchNormalization&>(layer)); },
+        batch_normalization_from}},
+      {"Dropout", {[](const Layer& layer) { return dropout_config(static_cast<const Dropout&>(layer)); }, dropout_from}},
+      {"Activation",
+       {[](const Layer& layer) { return json{{"activation", static_cast<const Activation&>(layer).activation_name()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          return std::make_shared<Activation>(arguments.text("activation", "linear"), arguments.layer_name());
+        }}},
+      {"Flatten",
+       {[](const Layer&) { return json{{"data_format", "channels_last"}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          require_channels_last(arguments);
+          return std::make_shared<Flatten>(arguments.layer_name());
+        }}},
+      {"Add",
+       {[](const Layer&) { return json::object(); },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          return std::make_shared<Add>(arguments.layer_name());
+        }}},
+      {"GlobalAveragePooling2D",
+       {[](const Layer& layer) {
+          return json{{"data_format", "channels_last"},
+                      {"keepdims", static_cast<const GlobalAveragePooling2D&>(layer).keepdims()}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          require_channels_last(arguments);
+          const bool keepdims = arguments.boolean("keepdims", false);
+          return std::make_shared<GlobalAveragePooling2D>(
+              GlobalAveragePooling2DOptions{.keepdims = keepdims, .name = arguments.layer_name()});
+        }}},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::string supported_layer_classes() {
+  std::string names = "InputLayer";
+  for (const auto& [name, codec] : codecs()) names += ", " + name;
+  return names;
+}
+
+json layer_config(const Layer& layer) {
+  const auto codec = codecs().find(layer.class_name());
+  if (codec == codecs().end()) {
+    throw UnimplementedError("layer '" + layer.name() + "' (" + layer.class_name() +
+                             ") cannot be written to a .keras file yet; accel writes " + supported_layer_classes());
+  }
+  json config = base_config(layer);
+  config.update(codec->second.to_config(layer));
+  return config;
+}
+
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const json& config,
+                                         const std::string& source) {
+  const auto codec = codecs().find(class_name);
+  if (codec == codecs().end()) {
+    const std::string name = config.is_object() && config.contains("name") ? config["name"].dump() : "(unnamed)";
+    throw InvalidArgumentError(source + ": layer " + name + " is of class '" + class_name +
+                               "', which accel cannot load; it loads " + supported_layer_classes());
+  }
+  LayerArguments arguments(config, class_name, source);
+  std::shared_ptr<Layer> layer = codec->second.from_config(arguments);
+  arguments.finish();
+  if (config.contains("trainable") && config["trainable"].is_boolean()) layer->set_trainable(config["trainable"]);
+  return layer;
+}
+
+}  // namespace accel::keras::saving

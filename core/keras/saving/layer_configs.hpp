@@ -1,0 +1,27 @@
+// Internal: the Keras 3 configs (config.json's per-layer "config" objects) of
+// the layers accel saves to and loads from .keras files, both directions in
+// one table so that what is written is exactly what is read back.
+#pragma once
+
+#include <accel/keras/layer.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace accel::keras::saving {
+
+// The layer's config as Keras 3 writes it. A layer class the table does not
+// have is UnimplementedError naming the layer and the classes it has.
+nlohmann::json layer_config(const Layer& layer);
+
+// A new layer from a Keras 3 class name and config (weights not built).
+// Unknown classes and arguments are InvalidArgumentError naming `source` and the layer.
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nlohmann::json& config,
+                                         const std::string& source);
+
+// "Activation, Add, ...": the classes of the table, for messages and docs.
+std::string supported_layer_classes();
+
+}  // namespace accel::keras::saving

@@ -1,0 +1,354 @@
+// Sequential and Functional configs, written as Keras 3.15 writes them and
+// read back by replaying each layer's inbound nodes on KerasTensors (in
+// passes, since a node may name a layer listed after it).
+#include "model_config.hpp"
+
+#include <accel/error.hpp>
+#include <accel/keras/input_layer.hpp>
+#include <accel/keras/sequential.hpp>
+
+#include "layer_configs.hpp"
+
+#include <map>
+#include <tuple>
+
+namespace accel::keras::saving {
+namespace {
+
+using nlohmann::json;
+
+json shape_json(const LayerShape& shape) {
+  json dims = json::array();
+  for (int64_t dim : shape) dims.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
+  return dims;
+}
+
+json dtype_policy() {
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
+          {"registered_name", nullptr}};
+}
+
+json input_layer_entry(const LayerShape& batch_shape, DType dtype, const std::string& name) {
+  return {{"module", "keras.layers"},
+          {"class_name", "InputLayer"},
+          {"config",
+           {{"batch_shape", shape_json(batch_shape)},
+            {"dtype", std::string(dtype_name(dtype))},
+            {"sparse", false},
+            {"ragged", false},
+            {"name", name},
+            {"optional", false}}},
+          {"registered_name", nullptr}};
+}
+
+// The input shape(s) of the layer's first call, as build_config holds them.
+std::optional<json> build_input_shape(const Layer& layer) {
+  const std::vector<std::shared_ptr<Node>> nodes = layer.inbound_nodes();
+  if (nodes.empty() || nodes.front()->is_input()) return std::nullopt;
+  const Node& node = *nodes.front();
+  if (!node.list_input()) return shape_json(node.inputs().front().shape());
+  json shapes = json::array();
+  for (const KerasTensor& input : node.inputs()) shapes.push_back(shape_json(input.shape()));
+  return shapes;
+}
+
+json keras_tensor_json(const KerasTensor& tensor) {
+  return {{"class_name", "__keras_tensor__"},
+          {"config",
+           {{"shape", shape_json(tensor.shape())},
+            {"dtype", std::string(dtype_name(tensor.dtype()))},
+            {"keras_history", json::array({tensor.layer().name(), tensor.node()->index(), tensor.tensor_index()})}}}};
+}
+
+json layer_entry(const Layer& layer);
+
+json sequential_config(const Sequential& model) {
+  if (model.inputs().empty()) {
+    throw FailedPreconditionError("saving model '" + model.name() +
+                                  "': a Sequential model must be built (model.build(input_shape)) before it is saved");
+  }
+  const KerasTensor& input = model.inputs().front();
+  json layers = json::array({input_layer_entry(input.shape(), input.dtype(), input.layer().name())});
+  for (const std::shared_ptr<Layer>& layer : model.layers()) {
+    if (layer->class_name() != "InputLayer") layers.push_back(layer_entry(*layer));
+  }
+  return {{"module", "keras"},
+          {"class_name", "Sequential"},
+          {"config",
+           {{"name", model.name()},
+            {"trainable", model.trainable()},
+            {"dtype", dtype_policy()},
+            {"layers", layers},
+            {"build_input_shape", shape_json(input.shape())}}},
+          {"registered_name", nullptr},
+          {"build_config", {{"input_shape", shape_json(input.shape())}}}};
+}
+
+// ["name", node, tensor] for one tensor, a list of them for several (Keras 3's form).
+json tensor_references(const std::vector<KerasTensor>& tensors) {
+  auto reference = [](const KerasTensor& tensor) {
+    return json::array({tensor.layer().name(), tensor.node()->index(), tensor.tensor_index()});
+  };
+  if (tensors.size() == 1) return reference(tensors.front());
+  json references = json::array();
+  for (const KerasTensor& tensor : tensors) references.push_back(reference(tensor));
+  return references;
+}
+
+json functional_config(const Model& model) {
+  json layers = json::array();
+  for (const std::shared_ptr<Layer>& layer : model.layers()) {
+    json entry;
+    if (const auto* input = dynamic_cast<const InputLayer*>(layer.get())) {
+      entry = input_layer_entry(input->batch_shape(), input->dtype(), input->name());
+    } else {
+      entry = layer_entry(*layer);
+    }
+    entry["name"] = layer->name();
+    json inbound = json::array();
+    for (const std::shared_ptr<Node>& node : layer->inbound_nodes()) {
+      if (node->is_input()) continue;
+      json arguments = json::array();
+      if (node->list_input()) {
+        json list = json::array();
+        for (const KerasTensor& tensor : node->inputs()) list.push_back(keras_tensor_json(tensor));
+        arguments.push_back(list);
+      } else {
+        arguments.push_back(keras_tensor_json(node->inputs().front()));
+      }
+      inbound.push_back({{"args", arguments}, {"kwargs", json::object()}});
+    }
+    entry["inbound_nodes"] = inbound;
+    layers.push_back(entry);
+  }
+  return {{"module", "keras.src.models.functional"},
+          {"class_name", "Functional"},
+          {"config",
+           {{"name", model.name()},
+            {"trainable", model.trainable()},
+            {"layers", layers},
+            {"input_layers", tensor_references(model.inputs())},
+            {"output_layers", tensor_references(model.outputs())}}},
+          {"registered_name", "Functional"},
+          {"build_config", {{"input_shape", nullptr}}}};
+}
+
+json layer_entry(const Layer& layer) {
+  if (const auto* sequential = dynamic_cast<const Sequential*>(&layer)) return sequential_config(*sequential);
+  if (const auto* model = dynamic_cast<const Model*>(&layer)) return functional_config(*model);
+  json entry{{"module", "keras.layers"},
+             {"class_name", layer.class_name()},
+             {"config", layer_config(layer)},
+             {"registered_name", nullptr}};
+  if (std::optional<json> shape = build_input_shape(layer)) entry["build_config"] = {{"input_shape", *shape}};
+  return entry;
+}
+
+// ---- reading ----
+
+class ConfigReader {
+ public:
+  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+
+  std::unique_ptr<Model> model(const json& entry) {
+    const std::string class_name = entry.value("class_name", "");
+    if (!entry.contains("config") || !entry["config"].is_object()) fail("the model has no \"config\" object");
+    if (class_name == "Sequential") return sequential(entry["config"]);
+    if (class_name == "Functional" || class_name == "Model") return functional(entry["config"]);
+    fail("the model is of class '" + class_name +
+         "'; accel loads Sequential and Functional models (a subclassed model's Python code cannot be loaded)");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw InvalidArgumentError(source_ + ": " + what); }
+
+  std::shared_ptr<Layer> layer(const json& entry) {
+    if (!entry.is_object() || !entry.contains("class_name") || !entry["class_name"].is_string()) {
+      fail("a layer entry has no class_name: " + entry.dump().substr(0, 200));
+    }
+    const std::string class_name = entry["class_name"];
+    if (class_name == "Sequential" || class_name == "Functional") return std::shared_ptr<Model>(model(entry));
+    if (entry.contains("registered_name") && entry["registered_name"].is_string() &&
+        entry["registered_name"] != class_name && class_name != "Functional") {
+      fail("layer " + entry.value("config", json::object()).value("name", std::string("?")) + " is the custom class '" +
+           entry["registered_name"].get<std::string>() +
+           "' (registered in Python); accel cannot load it. It loads " + supported_layer_classes());
+    }
+    return layer_from_config(class_name, entry.value("config", json::object()), source_);
+  }
+
+  std::unique_ptr<Model> sequential(const json& config) {
+    std::vector<std::shared_ptr<Layer>> layers;
+    std::optional<LayerShape> batch_shape;
+    for (const json& entry : config.value("layers", json::array())) {
+      if (entry.value("class_name", "") == "InputLayer") {
+        batch_shape = input_shape(entry.value("config", json::object()));
+        continue;
+      }
+      layers.push_back(layer(entry));
+    }
+    if (!batch_shape && config.contains("build_input_shape") && config["build_input_shape"].is_array()) {
+      batch_shape = shape_of(config["build_input_shape"]);
+    }
+    auto model = std::make_unique<Sequential>(std::move(layers), config.value("name", std::string()));
+    if (!batch_shape) fail("Sequential model '" + model->name() + "' has no InputLayer or build_input_shape");
+    model->build(*batch_shape);
+    return model;
+  }
+
+  LayerShape shape_of(const json& dims) {
+    LayerShape shape;
+    for (const json& dim : dims) {
+      if (dim.is_null()) {
+        shape.push_back(kUnknownDim);
+      } else if (dim.is_number_integer()) {
+        shape.push_back(dim.get<int64_t>());
+      } else {
+        fail("bad shape " + dims.dump());
+      }
+    }
+    return shape;
+  }
+
+  LayerShape input_shape(const json& config) {
+    const json& shape = config.contains("batch_shape") ? config["batch_shape"] : config.value("batch_input_shape", json());
+    if (!shape.is_array() || shape.empty()) fail("InputLayer " + config.value("name", std::string("?")) + " has no batch_shape");
+    if (config.value("sparse", false) || config.value("ragged", false)) {
+      fail("InputLayer " + config.value("name", std::string("?")) + " is sparse or ragged; accel's tensors are dense");
+    }
+    return shape_of(shape);
+  }
+
+  // Keras 3 writes ["name", node, tensor] for one, a list of those for several.
+  std::vector<std::tuple<std::string, int64_t, int64_t>> references(const json& value) {
+    std::vector<std::tuple<std::string, int64_t, int64_t>> result;
+    auto one = [&](const json& item) {
+      if (!item.is_array() || item.size() != 3 || !item[0].is_string()) fail("bad layer reference " + item.dump());
+      result.emplace_back(item[0].get<std::string>(), item[1].get<int64_t>(), item[2].get<int64_t>());
+    };
+    if (value.is_array() && !value.empty() && value[0].is_string()) {
+      one(value);
+    } else if (value.is_array()) {
+      for (const json& item : value) one(item);
+    } else {
+      fail("bad input_layers/output_layers " + value.dump());
+    }
+    return result;
+  }
+
+  std::unique_ptr<Model> functional(const json& config) {
+    using Key = std::tuple<std::string, int64_t, int64_t>;
+    std::map<Key, KerasTensor> tensors;
+    std::map<std::string, std::shared_ptr<Layer>> layers;
+    std::map<std::string, int64_t> calls_made;
+    struct Pending {
+      std::string layer_name;
+      json node;
+    };
+    std::vector<Pending> pending;
+    for (const json& entry : config.value("layers", json::array())) {
+      const std::string name = entry.value("name", entry.value("config", json::object()).value("name", std::string()));
+      if (entry.value("class_name", "") == "InputLayer") {
+        const json layer_config = entry.value("config", json::object());
+        LayerShape batch_shape = input_shape(layer_config);
+        InputOptions options{.name = name, .dtype = parse_dtype(layer_config.value("dtype", std::string("float32")))};
+        if (batch_shape.front() != kUnknownDim) options.batch_size = batch_shape.front();
+        tensors[{name, 0, 0}] = Input(LayerShape(batch_shape.begin() + 1, batch_shape.end()), options);
+        continue;
+      }
+      layers[name] = layer(entry);
+      for (const json& node : entry.value("inbound_nodes", json::array())) pending.push_back({name, node});
+    }
+    // Replay the calls; a call whose inputs do not exist yet waits for the next pass.
+    while (!pending.empty()) {
+      std::vector<Pending> waiting;
+      for (Pending& call : pending) {
+        std::optional<std::vector<KerasTensor>> inputs;
+        bool list_input = false;
+        if (!resolve_arguments(call, tensors, inputs, list_input)) {
+          waiting.push_back(std::move(call));
+          continue;
+        }
+        Layer& layer = *layers.at(call.layer_name);
+        const int64_t node_index = calls_made[call.layer_name]++;
+        std::vector<KerasTensor> outputs;
+        if (list_input) {
+          outputs = layer.call_outputs(*inputs);
+        } else {
+          outputs = {layer(inputs->front())};
+        }
+        for (size_t index = 0; index < outputs.size(); ++index) {
+          tensors[{call.layer_name, node_index, static_cast<int64_t>(index)}] = outputs[index];
+        }
+      }
+      if (waiting.size() == pending.size()) {
+        fail("layer '" + waiting.front().layer_name + "' is called on tensors no layer produces: " +
+             waiting.front().node.dump().substr(0, 300));
+      }
+      pending = std::move(waiting);
+    }
+    // A flat ["name", 0, 0] is one tensor (the model takes and returns a tensor); a list is a list.
+    auto collect = [&](const char* key) -> KerasTensors {
+      const json value = config.value(key, json());
+      std::vector<KerasTensor> result;
+      for (const Key& reference : references(value)) {
+        const auto found = tensors.find(reference);
+        if (found == tensors.end()) fail(std::string(key) + " names a tensor no layer produces: " + std::get<0>(reference));
+        result.push_back(found->second);
+      }
+      if (value.is_array() && !value.empty() && value[0].is_string()) return KerasTensors(result.front());
+      return KerasTensors(std::move(result));
+    };
+    return std::make_unique<Model>(collect("input_layers"), collect("output_layers"), config.value("name", std::string()));
+  }
+
+  // The node's input KerasTensors, or false when one is not made yet.
+  template <typename Tensors>
+  bool resolve_arguments(const auto& call, const Tensors& tensors, std::optional<std::vector<KerasTensor>>& inputs,
+                         bool& list_input) {
+    const json& node = call.node;
+    if (!node.is_object() || !node.contains("args") || !node["args"].is_array() || node["args"].size() != 1) {
+      fail("layer '" + call.layer_name + "': an inbound node other than one positional argument: " +
+           node.dump().substr(0, 300));
+    }
+    const json kwargs = node.value("kwargs", json::object());
+    for (const auto& [key, value] : kwargs.items()) {
+      if (!value.is_null() && key != "training") {
+        fail("layer '" + call.layer_name + "' is called with keyword argument '" + key + "' = " + value.dump() +
+             ", which accel's reader does not replay");
+      }
+    }
+    const json& argument = node["args"][0];
+    list_input = argument.is_array();
+    const json items = list_input ? argument : json::array({argument});
+    std::vector<KerasTensor> resolved;
+    for (const json& item : items) {
+      const json history = item.value("config", json::object()).value("keras_history", json());
+      if (!history.is_array() || history.size() != 3) fail("layer '" + call.layer_name + "': bad argument " + item.dump());
+      const auto found = tensors.find({history[0].get<std::string>(), history[1].get<int64_t>(), history[2].get<int64_t>()});
+      if (found == tensors.end()) return false;
+      resolved.push_back(found->second);
+    }
+    inputs = std::move(resolved);
+    return true;
+  }
+
+  std::string source_;
+};
+
+}  // namespace
+
+json model_config(const Model& model) {
+  if (const auto* sequential = dynamic_cast<const Sequential*>(&model)) return sequential_config(*sequential);
+  if (model.class_name() != "Functional") {
+    throw UnimplementedError("saving model '" + model.name() + "' (" + model.class_name() +
+                             "): a subclassed model has no config; save its weights (.weights.h5) instead");
+  }
+  return functional_config(model);
+}
+
+std::unique_ptr<Model> model_from_config(const json& config, const std::string& source) {
+  return ConfigReader(source).model(config);
+}
+
+}  // namespace accel::keras::saving

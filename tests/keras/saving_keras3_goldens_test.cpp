@@ -1,0 +1,223 @@
+// Keras 3 files written by TensorFlow 2.21 (golden/keras3/, made by
+// tools/keras_goldens/make_keras3_goldens.py) loaded into accel: the
+// architecture and weights of a .keras (Sequential MLP and CNN, a Functional
+// model with a skip connection, BatchNormalization and Dropout), forward
+// outputs against TensorFlow's, 20 Adam steps against TensorFlow's losses,
+// .keras round trips, and the malformed files' typed errors.
+#include <accel/error.hpp>
+#include <accel/keras/backend.hpp>
+#include <accel/keras/layers.hpp>
+#include <accel/keras/losses.hpp>
+#include <accel/keras/model.hpp>
+#include <accel/keras/saving/keras_file.hpp>
+#include <accel/keras/saving/safetensors.hpp>
+#include <accel/keras/sequential.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "saving_test_support.hpp"
+#include "zip_archive.hpp"
+
+namespace accel::keras {
+namespace {
+
+using testing::TemporaryFolder;
+using testing::weight_values;
+
+std::string golden(const std::string& name) { return std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/" + name; }
+
+Tensor stored_tensor(const saving::SafetensorsContents& contents, const std::string& name) {
+  const saving::StoredTensor* stored = contents.find(name);
+  if (stored == nullptr) throw NotFoundError("golden tensor '" + name + "' missing");
+  return Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype);
+}
+
+float max_abs_difference(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  const std::vector<float> x = a.to_vector<float>();
+  const std::vector<float> y = b.to_vector<float>();
+  float worst = 0.0f;
+  for (size_t index = 0; index < x.size() && index < y.size(); ++index) worst = std::max(worst, std::abs(x[index] - y[index]));
+  return worst;
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const InvalidArgumentError& error) {
+    return error.what();
+  }
+  return "(no InvalidArgumentError)";
+}
+
+class Keras3GoldensTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { clear_session(); }
+};
+
+TEST_P(Keras3GoldensTest, LoadedModelComputesWhatTensorFlowComputed) {
+  const std::string name = GetParam();
+  std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
+  const auto forward = saving::read_safetensors_file(golden(name + "_forward.safetensors"));
+  const Tensor x = stored_tensor(forward, "x");
+  const Tensor y = stored_tensor(forward, "y");
+  EXPECT_LE(max_abs_difference((*model)(x, /*training=*/false), y), 1e-6f) << name;
+}
+
+TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
+  const std::string name = GetParam();
+  TemporaryFolder folder;
+  std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
+  saving::save_model(*model, folder.file("copy.keras"));
+  clear_session();
+  std::unique_ptr<Model> copy = saving::load_model(folder.file("copy.keras"));
+  EXPECT_EQ(copy->class_name(), model->class_name());
+  EXPECT_EQ(copy->layers().size(), model->layers().size());
+  for (size_t index = 0; index < model->layers().size(); ++index) {
+    EXPECT_EQ(copy->layers()[index]->name(), model->layers()[index]->name());
+    EXPECT_EQ(copy->layers()[index]->class_name(), model->layers()[index]->class_name());
+  }
+  EXPECT_EQ(weight_values(*copy), weight_values(*model));  // bitwise
+  const Tensor x = stored_tensor(saving::read_safetensors_file(golden(name + "_forward.safetensors")), "x");
+  EXPECT_EQ((*copy)(x, false).to_vector<float>(), (*model)(x, false).to_vector<float>());
+  // The copy is a .keras as Keras 3 writes it: these three members, stored.
+  const auto members = saving::read_zip_archive(folder.file("copy.keras"));
+  EXPECT_EQ(members.size(), 3u);
+  EXPECT_TRUE(members.contains("config.json") && members.contains("metadata.json") && members.contains("model.weights.h5"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest, ::testing::Values("mlp", "cnn", "functional"));
+
+class Keras3TrainingTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { clear_session(); }
+};
+
+// 20 Adam steps from TensorFlow's initial weights on TensorFlow's batches:
+// each step's loss (before its update, as train_on_batch returns it) within
+// 1e-4 relative of TensorFlow's.
+TEST_P(Keras3TrainingTest, TwentyAdamStepsFollowTensorFlowsLosses) {
+  const std::string name = GetParam();
+  std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
+  model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}),
+                 {"accuracy"});
+  const auto batches = saving::read_safetensors_file(golden("train_batches.safetensors"));
+  const Tensor pixels = stored_tensor(batches, "train_pixels");  // uint8 [20, 16, 28, 28]
+  const Tensor labels = stored_tensor(batches, "train_labels");   // int32 [20, 16]
+  const std::vector<float> expected = stored_tensor(saving::read_safetensors_file(golden(name + "_train.safetensors")),
+                                                    "losses")
+                                          .to_vector<float>();
+  ASSERT_EQ(expected.size(), 20u);
+  const std::vector<uint8_t> all_pixels = pixels.to_vector<uint8_t>();
+  const std::vector<int32_t> all_labels = labels.to_vector<int32_t>();
+  const Shape input_shape = name == "cnn" ? Shape{16, 28, 28, 1} : Shape{16, 28, 28};
+  constexpr size_t kBatchPixels = 16 * 28 * 28;
+  for (size_t step = 0; step < 20; ++step) {
+    std::vector<float> images(kBatchPixels);
+    for (size_t index = 0; index < kBatchPixels; ++index) {
+      images[index] = static_cast<float>(all_pixels[step * kBatchPixels + index]) / 255.0f;
+    }
+    const std::vector<int32_t> batch_labels(all_labels.begin() + static_cast<std::ptrdiff_t>(step * 16),
+                                            all_labels.begin() + static_cast<std::ptrdiff_t>(step * 16 + 16));
+    model->reset_metrics();
+    const Logs logs = model->train_step(Tensor::from_vector<float>(images, input_shape),
+                                        Tensor::from_vector<int32_t>(batch_labels, Shape{16}));
+    EXPECT_NEAR(logs.at("loss"), expected[step], 1e-4 * std::abs(expected[step])) << name << " step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Keras3TrainingTest, ::testing::Values("mlp", "cnn"));
+
+saving::StoredTensor stored_of(const std::string& name, const Tensor& tensor) {
+  saving::StoredTensor stored{name, tensor.dtype(), tensor.shape(), {}};
+  stored.bytes.resize(static_cast<size_t>(tensor.element_count()) * dtype_size(tensor.dtype()));
+  tensor.copy_to_host(stored.bytes.data());
+  return stored;
+}
+
+// An accel-trained model written as .keras, loaded by TensorFlow 2.21 with
+// keras.models.load_model, computes what accel computes. Runs where the
+// golden script's virtual environment exists (bench/.venv-tensorflow, made by
+// bench/ scripts); skipped elsewhere, as the tests never need TensorFlow.
+TEST(Keras3Files, TensorFlowLoadsAnAccelTrainedModel) {
+  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << "no TensorFlow environment at " << python;
+  clear_session();
+  TemporaryFolder folder;
+  std::unique_ptr<Model> model = saving::load_model(golden("functional.keras"));
+  model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
+  const Tensor x = stored_tensor(saving::read_safetensors_file(golden("functional_forward.safetensors")), "x");
+  model->fit(x, Tensor::from_vector<int32_t>(std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, Shape{16}),
+             {.epochs = 3, .verbose = 0});
+  const std::string keras_path = folder.file("trained.keras");
+  saving::save_model(*model, keras_path);
+  saving::SafetensorsContents forward;
+  forward.tensors = {stored_of("x", x), stored_of("y", (*model)(x, false))};
+  saving::write_safetensors_file(folder.file("forward.safetensors"), forward);
+  const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 CUDA_VISIBLE_DEVICES= " + python + " " + ACCEL_SOURCE_DIR +
+                              "/tools/keras_goldens/check_keras3_file.py " + keras_path + " --forward " +
+                              folder.file("forward.safetensors") + " > " + folder.file("check.log") + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream log(folder.file("check.log"));
+  const std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("forward OK"), std::string::npos) << output;
+}
+
+TEST(Keras3Files, WeightsFileLoadsIntoAModelBuiltInCpp) {
+  clear_session();
+  Sequential model({std::make_shared<Flatten>(), std::make_shared<Dense>(128, DenseOptions{.activation = "relu"}),
+                    std::make_shared<Dense>(10)});
+  model.build({kUnknownDim, 28, 28});
+  model.load_weights(golden("mlp.weights.h5"));
+  const auto forward = saving::read_safetensors_file(golden("mlp_forward.safetensors"));
+  EXPECT_LE(max_abs_difference(model(stored_tensor(forward, "x"), false), stored_tensor(forward, "y")), 1e-6f);
+}
+
+TEST(Keras3Files, MalformedFilesAreTypedErrorsNamingFileAndFault) {
+  clear_session();
+  EXPECT_THROW(saving::load_model(golden("absent.keras")), NotFoundError);
+  const std::string truncated = error_of([] { saving::load_model(golden("bad_truncated.keras")); });
+  EXPECT_NE(truncated.find("bad_truncated.keras: not a readable zip archive"), std::string::npos) << truncated;
+  const std::string no_weights = error_of([] { saving::load_model(golden("bad_missing_weights.keras")); });
+  EXPECT_NE(no_weights.find("bad_missing_weights.keras: the archive has no model.weights.h5"), std::string::npos)
+      << no_weights;
+  const std::string unknown = error_of([] { saving::load_model(golden("bad_unknown_layer.keras")); });
+  EXPECT_NE(unknown.find("bad_unknown_layer.keras"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("custom>Scale"), std::string::npos) << unknown;
+
+  Sequential mlp({std::make_shared<Flatten>(), std::make_shared<Dense>(128, DenseOptions{.activation = "relu"}),
+                  std::make_shared<Dense>(10)});
+  mlp.build({kUnknownDim, 28, 28});
+  const std::string foreign = error_of([&] { mlp.load_weights(golden("bad_not_keras.h5")); });
+  EXPECT_NE(foreign.find("bad_not_keras.h5: not a Keras weights file"), std::string::npos) << foreign;
+  const std::string shape = error_of([&] { mlp.load_weights(golden("bad_wrong_shape.weights.h5")); });
+  EXPECT_NE(shape.find("'layers/dense_1/vars/0' (file float32 (10, 128), model float32 (128, 10))"), std::string::npos)
+      << shape;
+}
+
+TEST(Keras3Files, UnknownArgumentsNameTheLayerAndTheFile) {
+  clear_session();
+  TemporaryFolder folder;
+  // mlp.keras with an argument accel's Dense does not have.
+  auto members = saving::read_zip_archive(golden("mlp.keras"));
+  std::string config = members.at("config.json");
+  const std::string units = "\"units\": 128";
+  ASSERT_NE(config.find(units), std::string::npos);
+  config.replace(config.find(units), units.size(), units + ", \"sparsity\": 0.5");
+  const std::string path = folder.file("extra.keras");
+  std::ofstream(path, std::ios::binary) << saving::make_zip_archive(
+      {{"metadata.json", members.at("metadata.json")}, {"config.json", config}, {"model.weights.h5", members.at("model.weights.h5")}},
+      path);
+  const std::string message = error_of([&] { saving::load_model(path); });
+  EXPECT_NE(message.find(path + ":config.json: layer 'dense' (Dense): unknown argument 'sparsity'"), std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace accel::keras
