@@ -9,7 +9,8 @@
 # Writes OUT_DIR/accel-device-pack.tar.xz, which extracts to build/ in the repo
 # copy on the device:
 #   build/bin/, build/lib/*.so*, build/lib/accel/plugins/   stripped copies
-#   build/tests/runtime/fault_plugins/                      the loader's broken test plugins
+#   build/tests/runtime/fault_plugins/, naive_broadcast_plugin/   the loader's and the
+#                                  conformance checks' broken test plugins
 #   build/**/CTestTestfile.cmake, *_include.cmake, *_tests.cmake   what `ctest` reads
 #   build/.device-pack/lib/        every shared library the binaries and plugins need
 #                                  that is not glibc, libstdc++, libgcc or CUDA's own
@@ -113,11 +114,12 @@ while IFS= read -r -d '' f; do
   rel=${f#"$build"/}
   copy_stripped "$f" "$dst/$rel"
   [[ -L $f ]] || ! is_elf "$f" || elf_files+=("$f")
-done < <(find "$build/lib/accel" "$build/tests/runtime/fault_plugins" -type f -print0 2>/dev/null)
+done < <(find "$build/lib/accel" "$build/tests/runtime/fault_plugins" "$build/tests/runtime/naive_broadcast_plugin" \
+  -type f -print0 2>/dev/null)
 
 # What ctest reads.
 (cd "$build" && find . \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) \
-  -not -path './tests/runtime/out_of_tree/*' -print0 | xargs -0 cp -p --parents -t "$dst")
+  -not -path './tests/sdk/work/*' -print0 | xargs -0 cp -p --parents -t "$dst")
 [[ -f $build/Testing/Temporary/CTestCostData.txt ]] &&
   install -D -m 644 "$build/Testing/Temporary/CTestCostData.txt" "$dst/Testing/Temporary/CTestCostData.txt"
 gtest_module=$(grep -rhoE 'include\("[^"]*GoogleTestAddTests\.cmake"\)' "$build/tests" 2>/dev/null | head -1 |

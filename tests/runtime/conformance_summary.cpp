@@ -2,6 +2,7 @@
 #include "conformance_summary.hpp"
 
 #include <accel/config.hpp>
+#include <accel/profiler.hpp>
 #include <accel/runtime.hpp>
 
 #include <fmt/format.h>
@@ -11,7 +12,6 @@
 #include <mutex>
 #include <set>
 
-#include "runtime/op_registry.hpp"
 
 namespace accel::conformance {
 namespace {
@@ -97,7 +97,7 @@ std::string device_table(const std::string& device, const std::vector<const Case
   }
 
   size_t width = 2;
-  for (const auto& [op, row] : rows) width = std::max(width, std::string(detail::op_info(op).name).size());
+  for (const auto& [op, row] : rows) width = std::max(width, profiler::op_name(op).size());
   size_t native_count = 0, fallback_count = 0, failed_count = 0;
   std::string text = fmt::format("\nConformance of {} ({})\n", device, plugin_of(device));
   text += fmt::format("  {:<{}}  {:<22}  {:<22}  {}\n", "op", width, "native on the device", "fell back to the CPU",
@@ -106,7 +106,7 @@ std::string device_table(const std::string& device, const std::vector<const Case
     native_count += row.native.empty() ? 0 : 1;
     fallback_count += row.fallback.empty() ? 0 : 1;
     failed_count += row.failed_cases.empty() ? 0 : 1;
-    text += fmt::format("  {:<{}}  {:<22}  {:<22}  {}\n", detail::op_info(op).name, width, dtype_list(row.native),
+    text += fmt::format("  {:<{}}  {:<22}  {:<22}  {}\n", profiler::op_name(op), width, dtype_list(row.native),
                         dtype_list(row.fallback), case_list(row.failed_cases));
   }
   if (!failed_without_native_op.empty()) {
