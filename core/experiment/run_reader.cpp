@@ -10,6 +10,7 @@
 #include <accel/distribute/tpu_cluster_resolver.hpp>
 #include <accel/error.hpp>
 #include <accel/experiment/schema.hpp>
+#include <accel/keras/saving/keras_file.hpp>
 
 #include <fmt/format.h>
 
@@ -497,10 +498,68 @@ class RunReader {
     }
   }
 
+  // An existing file of the model section, resolved against the experiment's folder.
+  std::string existing_model_file(const SourceNode& path, const std::string& what) const {
+    const std::string resolved = resolve_path(path.text, context_.experiment_dir);
+    std::error_code error;
+    if (!fs::is_regular_file(resolved, error)) {
+      fail_at(path, fmt::format("{} '{}' not found", what, resolved),
+              "an existing file (relative paths start at the experiment file's folder)");
+    }
+    return resolved;
+  }
+
+  // model.keras_file: inspected now (without building the model, which would
+  // start the runtime before the run configures its devices) so that a
+  // damaged file or an unknown layer is reported at its line, and the data
+  // is checked against the model's input.
+  void read_keras_file(const SourceNode& node, ModelConfig& model) {
+    const SourceNode& path = *node.find("keras_file");
+    if (path.text.size() < 6 || path.text.substr(path.text.size() - 6) != ".keras") {
+      fail_at(path, fmt::format("model.keras_file '{}' is not a .keras file", path.text),
+              "a Keras 3 .keras archive (for weights only, use model.initial_weights with a model.layers/graph)");
+    }
+    model.keras_file = existing_model_file(path, "model.keras_file");
+    keras::saving::KerasFileSummary summary;
+    try {
+      summary = keras::saving::inspect_keras_file(*model.keras_file);
+    } catch (const accel::Error& error) {
+      fail_at(path, fmt::format("model.keras_file cannot be loaded: {}", error.what()),
+              "a .keras file of Sequential or Functional models of the layers docs/keras.md lists");
+    }
+    if (summary.input_shapes.size() != 1 || summary.outputs != 1) {
+      fail_at(path, fmt::format("model.keras_file's model has {} inputs and {} outputs", summary.input_shapes.size(),
+                                summary.outputs),
+              "one input and one output (the experiments' data sources give one tensor of examples)");
+    }
+    const keras::LayerShape& input = summary.input_shapes.front();
+    model.keras_file_input_shape.assign(input.begin() + 1, input.end());
+    model.name = summary.name;
+    if (const SourceNode* name = node.find("name")) model.name = name->text;
+    check_input_fits_data(model.keras_file_input_shape, path.where, "model.keras_file's input of shape");
+  }
+
   void read_model(const SourceNode& node) {
     ModelConfig model;
+    if (const SourceNode* weights = node.find("initial_weights")) {
+      const bool h5 = weights->text.ends_with(".h5");
+      if (!h5 && !weights->text.ends_with(".safetensors")) {
+        fail_at(*weights, fmt::format("model.initial_weights '{}' is neither .h5 nor .safetensors", weights->text),
+                "a Keras 3 .weights.h5 file or an accel .safetensors file");
+      }
+      model.initial_weights = existing_model_file(*weights, "model.initial_weights");
+    }
+    read_model_form(node, model);
+  }
+
+  void read_model_form(const SourceNode& node, ModelConfig& model) {
     const ValueSpec& spec = section_spec("model");
     const ValueSpec& layer_spec = *spec.field("layers")->spec->item;
+    if (node.find("keras_file") != nullptr) {
+      read_keras_file(node, model);
+      out_.model = std::move(model);
+      return;
+    }
     if (const SourceNode* graph = node.find("graph")) {
       model.name = "model";
       if (const SourceNode* name = node.find("name")) model.name = name->text;

@@ -512,8 +512,16 @@ std::vector<Field> run_fields() {
                 "[flatten: {input_shape: [28, 28]}, dense: {units: 10}]"),
        optional("graph", graph, "none",
                 "A Functional model: named inputs, layers that name their inputs, and outputs.",
-                "{inputs: {x: {shape: [784]}}, layers: [dense: {name: out, units: 10, inputs: x}], outputs: out}")},
-      "", {"layers", "graph"});
+                "{inputs: {x: {shape: [784]}}, layers: [dense: {name: out, units: 10, inputs: x}], outputs: out}"),
+       optional("keras_file", text(), "none",
+                "A Keras 3 .keras file (model.save in TensorFlow 2.16+, or accel): its architecture and weights. "
+                "Relative paths start at the experiment file's folder.",
+                "models/fashion_cnn.keras"),
+       optional("initial_weights", text(), "none",
+                "Weights loaded into the model before training: a Keras 3 .weights.h5 or an accel .safetensors "
+                "file. Relative paths start at the experiment file's folder.",
+                "fashion_cnn.weights.h5")},
+      "", {"layers", "graph", "keras_file"});
   const auto benchmark = mapping(
       {required("op", choice({"matmul", "conv2d", "add", "relu", "softmax"}), "The op timed.", "matmul"),
        required("sizes", list(int_or_shape(1, 7), 1),

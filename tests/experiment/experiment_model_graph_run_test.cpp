@@ -3,6 +3,8 @@
 //    MirroredStrategy over 2 logical CPUs and TPUStrategy on the emulated
 //    v4-8 (the same training as one CPU), and on a TPU device; a chain
 //    written as model.graph trains exactly as the same layers in model.layers;
+//  - a Keras 3 .keras file as model.keras_file trains as its layers with
+//    its .weights.h5 as model.initial_weights;
 //  - the model zoo's files run: ResNet-18 on synthetic images, and the
 //    Transformer encoder on Fashion-MNIST token sequences (data.tokens) with
 //    training.evaluation_steps bounding the evaluation.
@@ -155,6 +157,43 @@ TEST(ModelGraphRuns, TheZoosTransformerTrainsOnFashionMnistTokens) {
   EXPECT_EQ(run["evaluation_examples"], 2 * 64);
   EXPECT_TRUE(run["evaluation"].contains("accuracy")) << run.dump();
   EXPECT_NE(run["notes"].dump().find("fashion_mnist_blocks"), std::string::npos) << run["notes"].dump();
+}
+
+// model.keras_file trains the Keras 3 file's model; the same layers written
+// out with the file's weights as model.initial_weights (.weights.h5) train
+// identically from the same data.
+TEST(KerasFileRuns, AKerasFileTrainsAsItsLayersWithItsWeightsFile) {
+  const fs::path out = scratch_dir("keras_file");
+  const std::string golden = std::string(EXPERIMENT_SOURCE_DIR) + "/tests/keras/golden/keras3/";
+  const fs::path file = write_file(out.string() + "_files", "keras_file", R"(name: keras_file
+model:
+  keras_file: )" + golden + R"(mlp.keras
+data: {source: synthetic, shape: [28, 28], classes: 10, samples: 64, batch: 16}
+training:
+  optimizer: {sgd: {learning_rate: 0.05}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  epochs: 1
+  steps_per_epoch: 3
+  seed: 3
+compare:
+  - name: keras_file
+  - name: initial_weights
+    model:
+      layers: [flatten: {input_shape: [28, 28]}, dense: {units: 128, activation: relu}, dense: {units: 10}]
+      initial_weights: )" + golden + R"(mlp.weights.h5
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& from_file = run_named(document, "keras_file");
+  const json& from_weights = run_named(document, "initial_weights");
+  ASSERT_EQ(from_file["status"], "completed") << from_file["reason"];
+  ASSERT_EQ(from_weights["status"], "completed") << from_weights["reason"];
+  for (size_t step = 0; step < 3; ++step) {
+    EXPECT_EQ(from_file["steps"][step]["logs"]["loss"].get<double>(),
+              from_weights["steps"][step]["logs"]["loss"].get<double>())
+        << "step " << step;
+  }
 }
 
 }  // namespace

@@ -211,7 +211,7 @@ TEST(ModelGraph, ExactlyOneOfLayersAndGraph) {
       "model: {name: empty}\n"
       "data: {source: fashion_mnist}\n"
       "training: {optimizer: adam, loss: sparse_categorical_crossentropy}\n";
-  expect_error_at(neither, 2, "{name", "'model' has none of 'layers' or 'graph'");
+  expect_error_at(neither, 2, "{name", "'model' has none of 'layers', 'graph' or 'keras_file'");
 }
 
 TEST(ModelGraph, GraphOnlyArgumentsAndLayersAreErrorsInModelLayers) {

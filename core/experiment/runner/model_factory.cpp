@@ -4,6 +4,7 @@
 #include "layer_factory.hpp"
 
 #include <accel/keras/input_layer.hpp>
+#include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/optimizers/adam.hpp>
 #include <accel/keras/optimizers/adamw.hpp>
@@ -112,6 +113,7 @@ keras::LearningRate learning_rate_of(const KerasObject& optimizer, double fallba
 }  // namespace
 
 std::vector<int64_t> model_input_shape(const ModelConfig& model, const std::vector<int64_t>& data_shape) {
+  if (model.keras_file) return model.keras_file_input_shape;
   if (model.graph) return model.graph->inputs.front().shape;
   if (!model.layers.empty()) {
     if (const Value* shape = set_argument(model.layers.front(), "input_shape")) return shape->as_ints();
@@ -119,7 +121,10 @@ std::vector<int64_t> model_input_shape(const ModelConfig& model, const std::vect
   return data_shape;
 }
 
-std::shared_ptr<keras::Model> make_model(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+namespace {
+
+std::shared_ptr<keras::Model> make_architecture(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+  if (model.keras_file) return keras::saving::load_model(*model.keras_file);
   if (model.graph) return make_functional(model);
   std::vector<std::shared_ptr<keras::Layer>> layers;
   for (const KerasObject& layer : model.layers) layers.push_back(make_layer(layer));
@@ -128,6 +133,14 @@ std::shared_ptr<keras::Model> make_model(const ModelConfig& model, const std::ve
   input.insert(input.end(), example_shape.begin(), example_shape.end());
   sequential->build(input);
   return sequential;
+}
+
+}  // namespace
+
+std::shared_ptr<keras::Model> make_model(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+  std::shared_ptr<keras::Model> built = make_architecture(model, example_shape);
+  if (model.initial_weights) built->load_weights(*model.initial_weights);
+  return built;
 }
 
 std::shared_ptr<keras::Optimizer> make_optimizer(const KerasObject& optimizer) {

@@ -20,7 +20,8 @@
 namespace accel::experiment {
 
 // The model, built: a Sequential for examples of `example_shape` (batch axis
-// excluded), or the graph's Functional model (whose inputs declare their shapes).
+// excluded), the graph's Functional model (whose inputs declare their shapes),
+// or the model of model.keras_file; then model.initial_weights loaded into it.
 std::shared_ptr<keras::Model> make_model(const ModelConfig& model, const std::vector<int64_t>& example_shape);
 // The input shape the model expects: the graph input's shape, or the first
 // layer's input_shape, else `data_shape`.

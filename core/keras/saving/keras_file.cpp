@@ -5,6 +5,7 @@
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/weights_h5.hpp>
 
+#include "hdf5_file.hpp"
 #include "model_config.hpp"
 #include "zip_archive.hpp"
 
@@ -42,6 +43,17 @@ nlohmann::json parse_member(const std::map<std::string, std::string>& members, c
   return value;
 }
 
+const std::string& weights_member(const std::map<std::string, std::string>& members, const std::string& path) {
+  const auto weights = members.find("model.weights.h5");
+  if (weights == members.end()) {
+    throw InvalidArgumentError(path + ": the archive has no model.weights.h5" +
+                               (members.contains("model.weights.npz")
+                                    ? std::string(" (only the .npz form, which accel does not read)")
+                                    : std::string()));
+  }
+  return weights->second;
+}
+
 }  // namespace
 
 void save_model(const Model& model, const std::string& path) {
@@ -56,17 +68,22 @@ void save_model(const Model& model, const std::string& path) {
 
 std::unique_ptr<Model> load_model(const std::string& path) {
   const std::map<std::string, std::string> members = read_zip_archive(path);
-  const nlohmann::json metadata = parse_member(members, "metadata.json", path);
+  (void)parse_member(members, "metadata.json", path);
   const nlohmann::json config = parse_member(members, "config.json", path);
-  const auto weights = members.find("model.weights.h5");
-  if (weights == members.end()) {
-    throw InvalidArgumentError(path + ": the archive has no model.weights.h5" +
-                               (members.contains("model.weights.npz") ? std::string(" (only the .npz form, which accel does not read)")
-                                                                       : std::string()));
-  }
+  const std::string& weights = weights_member(members, path);
   std::unique_ptr<Model> model = model_from_config(config, path + ":config.json");
-  load_weights_h5_image(*model, weights->second, path + ":model.weights.h5");
+  load_weights_h5_image(*model, weights, path + ":model.weights.h5");
   return model;
+}
+
+KerasFileSummary inspect_keras_file(const std::string& path) {
+  const std::map<std::string, std::string> members = read_zip_archive(path);
+  (void)parse_member(members, "metadata.json", path);
+  const nlohmann::json config = parse_member(members, "config.json", path);
+  const std::string& weights = weights_member(members, path);
+  const ConfigSummary checked = check_model_config(config, path + ":config.json");
+  (void)Hdf5File::open_image(weights, path + ":model.weights.h5");  // an HDF5 file at least
+  return {checked.class_name, checked.name, checked.input_shapes, checked.outputs};
 }
 
 }  // namespace accel::keras::saving

@@ -150,6 +150,36 @@ class ConfigReader {
  public:
   explicit ConfigReader(std::string source) : source_(std::move(source)) {}
 
+  ConfigSummary check(const json& entry) {
+    ConfigSummary summary;
+    summary.class_name = entry.value("class_name", "");
+    if (!entry.contains("config") || !entry["config"].is_object()) fail("the model has no \"config\" object");
+    const json& config = entry["config"];
+    summary.name = config.value("name", std::string());
+    if (summary.class_name != "Sequential" && summary.class_name != "Functional" && summary.class_name != "Model") {
+      fail("the model is of class '" + summary.class_name + "'; accel loads Sequential and Functional models");
+    }
+    for (const json& layer_entry : config.value("layers", json::array())) {
+      const std::string class_name = layer_entry.value("class_name", "");
+      if (class_name == "InputLayer") {
+        summary.input_shapes.push_back(input_shape(layer_entry.value("config", json::object())));
+      } else if (class_name == "Sequential" || class_name == "Functional") {
+        (void)check(layer_entry);
+      } else {
+        (void)layer(layer_entry);  // constructed, never built: no weights, no tensors
+      }
+    }
+    if (summary.class_name == "Sequential") {
+      if (summary.input_shapes.empty() && config.contains("build_input_shape")) {
+        summary.input_shapes.push_back(shape_of(config["build_input_shape"]));
+      }
+      summary.outputs = 1;
+    } else {
+      summary.outputs = references(config.value("output_layers", json())).size();
+    }
+    return summary;
+  }
+
   std::unique_ptr<Model> model(const json& entry) {
     const std::string class_name = entry.value("class_name", "");
     if (!entry.contains("config") || !entry["config"].is_object()) fail("the model has no \"config\" object");
@@ -349,6 +379,10 @@ json model_config(const Model& model) {
 
 std::unique_ptr<Model> model_from_config(const json& config, const std::string& source) {
   return ConfigReader(source).model(config);
+}
+
+ConfigSummary check_model_config(const json& config, const std::string& source) {
+  return ConfigReader(source).check(config);
 }
 
 }  // namespace accel::keras::saving

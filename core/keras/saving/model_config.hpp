@@ -21,4 +21,14 @@ nlohmann::json model_config(const Model& model);
 // by the configured initializers). Faults are InvalidArgumentError naming `source`.
 std::unique_ptr<Model> model_from_config(const nlohmann::json& config, const std::string& source);
 
+// The model's class, name, input shapes and output count, every layer's
+// config checked by constructing (not building) it: no tensor is made.
+struct ConfigSummary {
+  std::string class_name;
+  std::string name;
+  std::vector<LayerShape> input_shapes;
+  size_t outputs = 0;
+};
+ConfigSummary check_model_config(const nlohmann::json& config, const std::string& source);
+
 }  // namespace accel::keras::saving

@@ -139,6 +139,14 @@ struct ModelConfig {
   // Output shape of each layer, batch axis first as -1; empty when the input
   // shape is unknown (no input_shape and a data source of unknown shape).
   std::vector<std::vector<std::int64_t>> layer_output_shapes;
+  // model.keras_file: a Keras 3 .keras archive (architecture and weights),
+  // resolved against the experiment's folder; its input shape (without the
+  // batch axis), read when the file was validated.
+  std::optional<std::string> keras_file;
+  std::vector<std::int64_t> keras_file_input_shape;
+  // model.initial_weights: a .weights.h5 or .safetensors file loaded into the
+  // model before training, resolved against the experiment's folder.
+  std::optional<std::string> initial_weights;
 };
 
 struct BenchmarkConfig {

@@ -11,8 +11,11 @@
 // model (Keras's load_model(compile=False)).
 #pragma once
 
+#include <accel/keras/layer_shape.hpp>
+
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace accel::keras {
 class Model;
@@ -28,5 +31,18 @@ void save_model(const Model& model, const std::string& path);
 // NotFoundError; a damaged or foreign file, an unknown layer or argument, or
 // weights that do not fit are InvalidArgumentError naming the file and fault.
 std::unique_ptr<Model> load_model(const std::string& path);
+
+// What a .keras file holds, checked without building the model: the archive,
+// config.json (every layer class and argument, as load_model reads them) and
+// that model.weights.h5 is an HDF5 file. No tensor is made, so the runtime's
+// devices can still be configured afterwards (experiments validate first).
+// Weights that do not fit the model are found by load_model only.
+struct KerasFileSummary {
+  std::string class_name;  // "Sequential" or "Functional"
+  std::string name;
+  std::vector<LayerShape> input_shapes;  // with the batch axis
+  size_t outputs = 0;
+};
+KerasFileSummary inspect_keras_file(const std::string& path);
 
 }  // namespace accel::keras::saving

@@ -1,0 +1,98 @@
+// model.keras_file and model.initial_weights: a Keras 3 .keras file as the
+// model of an experiment, weights loaded before training, and their errors at
+// file:line:column (a missing file, a damaged archive, a weights file of the
+// wrong kind, keras_file beside layers). The files are TensorFlow 2.21's
+// goldens (tests/keras/golden/keras3/).
+#include <accel/experiment/experiment_error.hpp>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <string>
+
+namespace accel::experiment {
+namespace {
+
+using testing::offline_options;
+using testing::source_path;
+
+std::string golden(const std::string& name) { return source_path("tests/keras/golden/keras3/" + name); }
+
+std::string experiment_with(const std::string& model_lines, const std::string& data_shape = "[28, 28]") {
+  return "name: keras_file\n"
+         "model:\n" +
+         model_lines +
+         "data: {source: synthetic, shape: " + data_shape + ", classes: 10, samples: 64, batch: 16}\n"
+         "training: {optimizer: adam, loss: {sparse_categorical_crossentropy: {from_logits: true}}}\n";
+}
+
+ExperimentError error_of(const std::string& yaml) {
+  try {
+    (void)load_experiment_text(yaml, "inline.yaml", offline_options());
+  } catch (const ExperimentError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return ExperimentError({}, "", "");
+}
+
+TEST(KerasFileModels, AKerasFileIsTheModelWithItsInputShape) {
+  const Experiment experiment =
+      load_experiment_text(experiment_with("  keras_file: " + golden("cnn.keras") + "\n", "[28, 28, 1]"),
+                           "inline.yaml", offline_options());
+  const ModelConfig& model = *experiment.runs.front().model;
+  EXPECT_EQ(model.keras_file, golden("cnn.keras"));
+  EXPECT_EQ(model.keras_file_input_shape, (std::vector<std::int64_t>{28, 28, 1}));
+  EXPECT_EQ(model.name, "sequential");  // the file's model name
+  EXPECT_TRUE(model.layers.empty());
+}
+
+TEST(KerasFileModels, InitialWeightsAreResolvedAndChecked) {
+  const Experiment experiment = load_experiment_text(
+      experiment_with("  layers: [flatten, dense: {units: 128, activation: relu}, dense: {units: 10}]\n"
+                      "  initial_weights: " + golden("mlp.weights.h5") + "\n"),
+      "inline.yaml", offline_options());
+  EXPECT_EQ(experiment.runs.front().model->initial_weights, golden("mlp.weights.h5"));
+}
+
+TEST(KerasFileModels, AMissingFileIsReportedAtItsLine) {
+  const ExperimentError error = error_of(experiment_with("  keras_file: no_such_model.keras\n"));
+  EXPECT_EQ(error.where().line, 3) << error.what();
+  EXPECT_EQ(error.where().column, 15) << error.what();
+  EXPECT_NE(std::string(error.what()).find("no_such_model.keras' not found"), std::string::npos)
+      << error.what();
+}
+
+TEST(KerasFileModels, ADamagedArchiveIsReportedWithTheLoadersReason) {
+  const ExperimentError error = error_of(experiment_with("  keras_file: " + golden("bad_truncated.keras") + "\n"));
+  EXPECT_EQ(error.where().line, 3) << error.what();
+  EXPECT_NE(std::string(error.what()).find("model.keras_file cannot be loaded"), std::string::npos) << error.what();
+  EXPECT_NE(std::string(error.what()).find("not a readable zip archive"), std::string::npos) << error.what();
+}
+
+TEST(KerasFileModels, TheDataMustFitTheFilesInput) {
+  const ExperimentError error =
+      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n", "[32, 32, 3]"));
+  EXPECT_EQ(error.where().line, 3) << error.what();
+  EXPECT_NE(std::string(error.what()).find("model.keras_file's input of shape [28, 28] does not fit the data"),
+            std::string::npos)
+      << error.what();
+}
+
+TEST(KerasFileModels, KerasFileAndLayersTogetherAreAnError) {
+  const ExperimentError error =
+      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n  layers: [flatten, dense: {units: 10}]\n"));
+  EXPECT_NE(std::string(error.what()).find("keras_file"), std::string::npos) << error.what();
+  EXPECT_NE(std::string(error.what()).find("layers"), std::string::npos) << error.what();
+}
+
+TEST(KerasFileModels, InitialWeightsOfAnotherKindAreAnError) {
+  const ExperimentError error = error_of(experiment_with(
+      "  layers: [flatten, dense: {units: 10}]\n  initial_weights: " + golden("mlp.keras") + "\n"));
+  EXPECT_EQ(error.where().line, 4) << error.what();
+  EXPECT_NE(std::string(error.what()).find("is neither .h5 nor .safetensors"), std::string::npos) << error.what();
+}
+
+}  // namespace
+}  // namespace accel::experiment
