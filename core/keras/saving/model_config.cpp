@@ -377,12 +377,31 @@ json model_config(const Model& model) {
   return functional_config(model);
 }
 
+namespace {
+
+// Every fault of a config names the file: a JSON value of the wrong type
+// (nlohmann's exceptions) and errors raised below without the file (a layer's
+// constructor rejecting an argument) get `source` in front.
+template <typename Read>
+auto naming_the_source(const std::string& source, Read&& read) {
+  try {
+    return read();
+  } catch (const json::exception& error) {
+    throw InvalidArgumentError(source + ": malformed config: " + error.what());
+  } catch (const Error& error) {
+    if (std::string_view(error.what()).starts_with(source)) throw;
+    throw_error(error.code(), source + ": " + error.what());
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Model> model_from_config(const json& config, const std::string& source) {
-  return ConfigReader(source).model(config);
+  return naming_the_source(source, [&] { return ConfigReader(source).model(config); });
 }
 
 ConfigSummary check_model_config(const json& config, const std::string& source) {
-  return ConfigReader(source).check(config);
+  return naming_the_source(source, [&] { return ConfigReader(source).check(config); });
 }
 
 }  // namespace accel::keras::saving
