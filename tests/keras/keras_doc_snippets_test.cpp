@@ -40,12 +40,19 @@ namespace keras = accel::keras;
 #include <accel/keras/callbacks/model_checkpoint.hpp>
 
 // end doc
+// doc:keras3_files
+#include <accel/keras/saving/keras_file.hpp>
+
+// end doc
 #include <accel/accel.hpp>
 #include <accel/data/dataset.hpp>
 #include <accel/keras/backend.hpp>
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -130,6 +137,21 @@ void attention_example(const Tensor& query, const Tensor& value, const Tensor& m
   // end doc
 }
 
+// Run in a folder holding TensorFlow's cnn.keras (tests/keras/golden/keras3/).
+void keras3_files_example(const Tensor& x, const Tensor& y) {
+  // doc:keras3_files
+  // A model TensorFlow 2.21 saved with model.save("cnn.keras"): its architecture and weights.
+  std::unique_ptr<keras::Model> model = keras::saving::load_model("cnn.keras");
+  model->compile("adam", std::make_shared<keras::SparseCategoricalCrossentropy>(
+                             keras::CrossentropyOptions{.from_logits = true}));
+  model->fit(x, y, {.epochs = 1});
+  keras::saving::save_model(*model, "cnn_trained.keras");  // keras.models.load_model reads it
+  model->save_weights("cnn_trained.weights.h5");           // Keras 3's HDF5 layout (".h5")
+  model->save_weights("cnn_trained.safetensors");          // accel's, under Keras 2 names
+  // end doc
+  EXPECT_TRUE(std::filesystem::exists("cnn_trained.keras"));
+}
+
 void adamw_example(keras::Model& model) {
   // doc:adamw
   auto adamw = std::make_shared<keras::AdamW>(keras::AdamWOptions{
@@ -189,6 +211,18 @@ TEST(KerasDocExamples, AdamwCompilesAModel) {
   model.build({keras::kUnknownDim, 3});
   adamw_example(model);
   EXPECT_NE(dynamic_cast<keras::AdamW*>(&model.optimizer()), nullptr);
+}
+
+TEST(KerasDocExamples, Keras3FilesLoadTrainAndSave) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / ("accel_keras3_doc_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  std::filesystem::copy_file(std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/cnn.keras", folder / "cnn.keras");
+  const std::filesystem::path previous = std::filesystem::current_path();
+  std::filesystem::current_path(folder);
+  keras3_files_example(Tensor::from_vector<float>(std::vector<float>(4 * 28 * 28, 0.5f), Shape{4, 28, 28, 1}),
+                       Tensor::from_vector<int32_t>({1, 2, 3, 4}, Shape{4}));
+  std::filesystem::current_path(previous);
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace
