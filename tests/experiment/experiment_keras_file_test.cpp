@@ -14,6 +14,7 @@
 namespace accel::experiment {
 namespace {
 
+using testing::error_of;
 using testing::offline_options;
 using testing::source_path;
 
@@ -25,16 +26,6 @@ std::string experiment_with(const std::string& model_lines, const std::string& d
          model_lines +
          "data: {source: synthetic, shape: " + data_shape + ", classes: 10, samples: 64, batch: 16}\n"
          "training: {optimizer: adam, loss: {sparse_categorical_crossentropy: {from_logits: true}}}\n";
-}
-
-ExperimentError error_of(const std::string& yaml) {
-  try {
-    (void)load_experiment_text(yaml, "inline.yaml", offline_options());
-  } catch (const ExperimentError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ExperimentError({}, "", "");
 }
 
 TEST(KerasFileModels, AKerasFileIsTheModelWithItsInputShape) {

@@ -17,6 +17,7 @@
 namespace accel::experiment {
 namespace {
 
+using testing::error_of;
 using testing::offline_options;
 using testing::source_path;
 
@@ -31,16 +32,6 @@ const RunConfig& run_named(const Experiment& experiment, const std::string& name
     if (run.name == name) return run;
   }
   throw std::runtime_error("no run " + name);
-}
-
-ExperimentError error_of(const std::string& yaml, LoadOptions options = offline_options()) {
-  try {
-    (void)load_experiment_text(yaml, "inline.yaml", options);
-  } catch (const ExperimentError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ExperimentError({}, "", "");
 }
 
 const char* kMinimal = R"(name: minimal

@@ -15,6 +15,7 @@
 namespace accel::experiment {
 namespace {
 
+using testing::error_of;
 using testing::offline_options;
 
 // The layers start on line 6 (column 9 is a layer's name).
@@ -39,16 +40,6 @@ SourceLocation location_of(const std::string& yaml, int line, const std::string&
   const auto column = text.find(token);
   EXPECT_NE(column, std::string::npos) << "no '" << token << "' on line " << line << ": " << text;
   return {"inline.yaml", line, static_cast<int>(column) + 1};
-}
-
-ExperimentError error_of(const std::string& yaml) {
-  try {
-    (void)load_experiment_text(yaml, "inline.yaml", offline_options());
-  } catch (const ExperimentError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ExperimentError({}, "", "");
 }
 
 // The error is at `line`, where `token` is written, and says `problem`.

@@ -18,17 +18,8 @@
 namespace accel::experiment {
 namespace {
 
+using testing::error_of;
 using testing::offline_options;
-
-ExperimentError error_of(const std::string& yaml) {
-  try {
-    (void)load_experiment_text(yaml, "zoo.yaml", offline_options());
-  } catch (const ExperimentError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ExperimentError({}, "", "");
-}
 
 // Line 8 is the optimizer; `training` lines follow it.
 std::string with_training(const std::string& optimizer, const std::string& rest = "") {
@@ -51,7 +42,7 @@ TrainingConfig training_of(const std::string& yaml) {
 void expect_error_at(const std::string& yaml, int line, int column, const std::string& message,
                      const std::string& expected = "") {
   const ExperimentError error = error_of(yaml);
-  EXPECT_EQ(error.where().file, "zoo.yaml");
+  EXPECT_EQ(error.where().file, "inline.yaml");
   EXPECT_EQ(error.where().line, line) << error.what();
   EXPECT_EQ(error.where().column, column) << error.what();
   EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
