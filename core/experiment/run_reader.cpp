@@ -10,7 +10,6 @@
 #include <accel/distribute/tpu_cluster_resolver.hpp>
 #include <accel/error.hpp>
 #include <accel/experiment/schema.hpp>
-#include <accel/keras/saving/keras_file.hpp>
 
 #include <fmt/format.h>
 
@@ -520,22 +519,16 @@ class RunReader {
               "a Keras 3 .keras archive (for weights only, use model.initial_weights with a model.layers/graph)");
     }
     model.keras_file = existing_model_file(path, "model.keras_file");
-    keras::saving::KerasFileSummary summary;
+    model.name = fs::path(*model.keras_file).stem().string();
+    if (const SourceNode* name = node.find("name")) model.name = name->text;
+    if (!context_.options->inspect_keras_file) return;
     try {
-      summary = keras::saving::inspect_keras_file(*model.keras_file);
+      model.keras_file_input_shape = context_.options->inspect_keras_file(*model.keras_file);
     } catch (const accel::Error& error) {
       fail_at(path, fmt::format("model.keras_file cannot be loaded: {}", error.what()),
-              "a .keras file of Sequential or Functional models of the layers docs/keras.md lists");
+              "a .keras file of Sequential or Functional models, one input and one output, of the layers "
+              "docs/keras.md lists");
     }
-    if (summary.input_shapes.size() != 1 || summary.outputs != 1) {
-      fail_at(path, fmt::format("model.keras_file's model has {} inputs and {} outputs", summary.input_shapes.size(),
-                                summary.outputs),
-              "one input and one output (the experiments' data sources give one tensor of examples)");
-    }
-    const keras::LayerShape& input = summary.input_shapes.front();
-    model.keras_file_input_shape.assign(input.begin() + 1, input.end());
-    model.name = summary.name;
-    if (const SourceNode* name = node.find("name")) model.name = name->text;
     check_input_fits_data(model.keras_file_input_shape, path.where, "model.keras_file's input of shape");
   }
 

@@ -4,6 +4,7 @@
 // wrong kind, keras_file beside layers). The files are TensorFlow 2.21's
 // goldens (tests/keras/golden/keras3/).
 #include <accel/experiment/experiment_error.hpp>
+#include <accel/keras/saving/keras_file.hpp>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,16 @@ using testing::error_of;
 using testing::offline_options;
 using testing::source_path;
 
+// The loader with model.keras_file inspected, as `accel validate` and `accel run` load files.
+LoadOptions keras_options() {
+  LoadOptions options = offline_options();
+  options.inspect_keras_file = [](const std::string& path) {
+    const keras::LayerShape input = keras::saving::inspect_keras_file(path).input_shapes.at(0);
+    return std::vector<std::int64_t>(input.begin() + 1, input.end());
+  };
+  return options;
+}
+
 std::string golden(const std::string& name) { return source_path("tests/keras/golden/keras3/" + name); }
 
 std::string experiment_with(const std::string& model_lines, const std::string& data_shape = "[28, 28]") {
@@ -31,11 +42,11 @@ std::string experiment_with(const std::string& model_lines, const std::string& d
 TEST(KerasFileModels, AKerasFileIsTheModelWithItsInputShape) {
   const Experiment experiment =
       load_experiment_text(experiment_with("  keras_file: " + golden("cnn.keras") + "\n", "[28, 28, 1]"),
-                           "inline.yaml", offline_options());
+                           "inline.yaml", keras_options());
   const ModelConfig& model = *experiment.runs.front().model;
   EXPECT_EQ(model.keras_file, golden("cnn.keras"));
   EXPECT_EQ(model.keras_file_input_shape, (std::vector<std::int64_t>{28, 28, 1}));
-  EXPECT_EQ(model.name, "sequential");  // the file's model name
+  EXPECT_EQ(model.name, "cnn");  // the file's stem, unless model.name says otherwise
   EXPECT_TRUE(model.layers.empty());
 }
 
@@ -43,20 +54,26 @@ TEST(KerasFileModels, InitialWeightsAreResolvedAndChecked) {
   const Experiment experiment = load_experiment_text(
       experiment_with("  layers: [flatten, dense: {units: 128, activation: relu}, dense: {units: 10}]\n"
                       "  initial_weights: " + golden("mlp.weights.h5") + "\n"),
-      "inline.yaml", offline_options());
+      "inline.yaml", keras_options());
   EXPECT_EQ(experiment.runs.front().model->initial_weights, golden("mlp.weights.h5"));
 }
 
 TEST(KerasFileModels, AMissingFileIsReportedAtItsLine) {
-  const ExperimentError error = error_of(experiment_with("  keras_file: no_such_model.keras\n"));
+  const ExperimentError error = error_of(experiment_with("  keras_file: no_such_model.keras\n"), keras_options());
   EXPECT_EQ(error.where().line, 3) << error.what();
   EXPECT_EQ(error.where().column, 15) << error.what();
   EXPECT_NE(std::string(error.what()).find("no_such_model.keras' not found"), std::string::npos)
       << error.what();
 }
 
+TEST(KerasFileModels, WithoutAnInspectorOnlyTheFileIsChecked) {
+  const Experiment experiment = load_experiment_text(
+      experiment_with("  keras_file: " + golden("bad_truncated.keras") + "\n"), "inline.yaml", offline_options());
+  EXPECT_TRUE(experiment.runs.front().model->keras_file_input_shape.empty());
+}
+
 TEST(KerasFileModels, ADamagedArchiveIsReportedWithTheLoadersReason) {
-  const ExperimentError error = error_of(experiment_with("  keras_file: " + golden("bad_truncated.keras") + "\n"));
+  const ExperimentError error = error_of(experiment_with("  keras_file: " + golden("bad_truncated.keras") + "\n"), keras_options());
   EXPECT_EQ(error.where().line, 3) << error.what();
   EXPECT_NE(std::string(error.what()).find("model.keras_file cannot be loaded"), std::string::npos) << error.what();
   EXPECT_NE(std::string(error.what()).find("not a readable zip archive"), std::string::npos) << error.what();
@@ -64,7 +81,7 @@ TEST(KerasFileModels, ADamagedArchiveIsReportedWithTheLoadersReason) {
 
 TEST(KerasFileModels, TheDataMustFitTheFilesInput) {
   const ExperimentError error =
-      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n", "[32, 32, 3]"));
+      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n", "[32, 32, 3]"), keras_options());
   EXPECT_EQ(error.where().line, 3) << error.what();
   EXPECT_NE(std::string(error.what()).find("model.keras_file's input of shape [28, 28] does not fit the data"),
             std::string::npos)
@@ -73,14 +90,14 @@ TEST(KerasFileModels, TheDataMustFitTheFilesInput) {
 
 TEST(KerasFileModels, KerasFileAndLayersTogetherAreAnError) {
   const ExperimentError error =
-      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n  layers: [flatten, dense: {units: 10}]\n"));
+      error_of(experiment_with("  keras_file: " + golden("mlp.keras") + "\n  layers: [flatten, dense: {units: 10}]\n"), keras_options());
   EXPECT_NE(std::string(error.what()).find("keras_file"), std::string::npos) << error.what();
   EXPECT_NE(std::string(error.what()).find("layers"), std::string::npos) << error.what();
 }
 
 TEST(KerasFileModels, InitialWeightsOfAnotherKindAreAnError) {
   const ExperimentError error = error_of(experiment_with(
-      "  layers: [flatten, dense: {units: 10}]\n  initial_weights: " + golden("mlp.keras") + "\n"));
+      "  layers: [flatten, dense: {units: 10}]\n  initial_weights: " + golden("mlp.keras") + "\n"), keras_options());
   EXPECT_EQ(error.where().line, 4) << error.what();
   EXPECT_NE(std::string(error.what()).find("is neither .h5 nor .safetensors"), std::string::npos) << error.what();
 }

@@ -1,6 +1,7 @@
 #include "run_command.hpp"
 
 #include "commands.hpp"
+#include "keras_file_inspection.hpp"
 
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/experiment/headline.hpp>
@@ -231,6 +232,7 @@ void print_summary(const experiment::ExperimentResults& results, std::ostream& o
 int run_all(const RunRequest& request, std::ostream& out, std::ostream& err) {
   experiment::LoadOptions options;
   options.overrides = request.overrides;
+  inspect_keras_files(options);
   experiment::Experiment loaded;
   try {
     loaded = experiment::load_experiment(request.file, options);

@@ -1,6 +1,7 @@
 #include "validate_command.hpp"
 
 #include "commands.hpp"
+#include "keras_file_inspection.hpp"
 
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/experiment/schema.hpp>
@@ -60,6 +61,7 @@ int run_validate(const ValidateRequest& request, std::ostream& out, std::ostream
   }
   experiment::LoadOptions options;
   options.overrides = request.overrides;
+  inspect_keras_files(options);
 #ifdef HAVE_ACCEL_TPU_TIMING
   options.check_tpu_system = check_tpu_system_fully;
 #endif

@@ -113,7 +113,7 @@ keras::LearningRate learning_rate_of(const KerasObject& optimizer, double fallba
 }  // namespace
 
 std::vector<int64_t> model_input_shape(const ModelConfig& model, const std::vector<int64_t>& data_shape) {
-  if (model.keras_file) return model.keras_file_input_shape;
+  if (model.keras_file && !model.keras_file_input_shape.empty()) return model.keras_file_input_shape;
   if (model.graph) return model.graph->inputs.front().shape;
   if (!model.layers.empty()) {
     if (const Value* shape = set_argument(model.layers.front(), "input_shape")) return shape->as_ints();

@@ -141,7 +141,7 @@ struct ModelConfig {
   std::vector<std::vector<std::int64_t>> layer_output_shapes;
   // model.keras_file: a Keras 3 .keras archive (architecture and weights),
   // resolved against the experiment's folder; its input shape (without the
-  // batch axis), read when the file was validated.
+  // batch axis), read when the file was validated (LoadOptions::inspect_keras_file).
   std::optional<std::string> keras_file;
   std::vector<std::int64_t> keras_file_input_shape;
   // model.initial_weights: a .weights.h5 or .safetensors file loaded into the

@@ -47,6 +47,12 @@ struct LoadOptions {
   // An extra check of a resolved TPU system (e.g. the TPU timing library's
   // full hardware validation); throws ExperimentError or returns normally.
   std::function<void(const TpuSystem&, const SourceLocation&)> check_tpu_system;
+  // Reads a model.keras_file without building it and returns its model's
+  // input shape (without the batch axis), throwing accel::Error for a file it
+  // cannot load. Programs that link accel's Keras set it (accel validate and
+  // run do, with keras::saving::inspect_keras_file); unset, the loader checks
+  // only that the file exists and is a .keras, and the run finds the rest.
+  std::function<std::vector<std::int64_t>(const std::string& path)> inspect_keras_file;
   SourceLimits limits;
 };
 
