@@ -12,10 +12,11 @@
 #include "cuda_check.hpp"
 #include "op_dispatch.hpp"
 
+#include <accel/plugin/op_set_names.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -25,19 +26,10 @@ namespace {
 
 bool is_reduction(AccelOp op) { return op >= ACCEL_OP_REDUCE_SUM && op <= ACCEL_OP_REDUCE_MIN; }
 
-// The name of an op a fusion may hold or reduce with, for messages.
+// The name of an op for messages: its op-set name ("RELU_BACKWARD"), as the
+// host kernels' messages give it; the number when it is none.
 std::string op_text(AccelOp op) {
-  static const char* const kNames[] = {
-      "NEG",     "ABS",        "EXP",           "LOG",           "SQRT",       "RSQRT",
-      "SQUARE",  "RELU",       "SIGMOID",       "TANH",          "SIGN",       "RECIPROCAL",
-      "LOGICAL_NOT", "ADD",    "SUB",           "MUL",           "DIV",        "MAXIMUM",
-      "MINIMUM", "POW",        "EQUAL",         "NOT_EQUAL",     "LESS",       "LESS_EQUAL",
-      "GREATER", "GREATER_EQUAL", "RELU_BACKWARD", "SIGMOID_BACKWARD", "TANH_BACKWARD", "SELECT",
-      "REDUCE_SUM", "REDUCE_MEAN", "REDUCE_MAX", "REDUCE_MIN"};
-  static_assert(std::size(kNames) == ACCEL_OP_REDUCE_MIN - ACCEL_OP_NEG + 1);
-  if (op >= ACCEL_OP_NEG && op <= ACCEL_OP_REDUCE_MIN) return kNames[op - ACCEL_OP_NEG];
-  if (op == ACCEL_OP_CAST) return "CAST";
-  if (op == ACCEL_OP_ERF) return "ERF";
+  if (op >= 0 && op < ACCEL_OP_COUNT) return sdk::op_set_name(op);
   return std::to_string(static_cast<int>(op));
 }
 
