@@ -29,6 +29,9 @@ std::vector<int64_t> shuffled_order(int64_t count, uint64_t seed, uint64_t pass)
 }
 
 Tensor rows(const Tensor& tensor, int64_t begin, int64_t count) {
+  // A batch of every row is the tensor itself: no copy (a compiled step fed
+  // whole tensors runs only its own ops).
+  if (begin == 0 && count == tensor.shape().dim(0)) return tensor;
   std::vector<int64_t> starts(static_cast<size_t>(tensor.rank()), 0);
   std::vector<int64_t> sizes = tensor.shape().dims();
   starts[0] = begin;

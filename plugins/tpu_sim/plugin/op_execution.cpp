@@ -5,6 +5,7 @@
 //    their float32 / float16 inputs to bfloat16 (round to nearest even) into
 //    per-thread scratch buffers that are reused, then run the float32 kernel,
 //    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32.
+//    A timing-only system (tpu_sim.values=none) skips this part.
 //  - Timing: op_costing gives the op's cycles, with the inputs the core's
 //    VMEM residency still holds read from VMEM; the op starts where the
 //    core's previous op ended on its simulated timeline (ops run back to
@@ -113,11 +114,13 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
   // Before the MXU inputs are replaced by their bf16 copies below.
   const std::vector<HostTensor> written = written_tensors(call.op, inputs.span(), outputs.span());
 
-  if (runs_on_mxu(call.op) && inputs.size() >= 2) {
-    round_operand_to_bf16(inputs[0], 0);
-    round_operand_to_bf16(inputs[1], 1);
+  if (!core.timing_only) {  // a timing-only system has no values to compute
+    if (runs_on_mxu(call.op) && inputs.size() >= 2) {
+      round_operand_to_bf16(inputs[0], 0);
+      round_operand_to_bf16(inputs[1], 1);
+    }
+    host_kernels::execute(call.op, inputs.span(), outputs.span(), call.attributes);
   }
-  host_kernels::execute(call.op, inputs.span(), outputs.span(), call.attributes);
   if (residency != ResidencyMode::kOff) core.residency.record_written(written, fused);
 
   const std::int64_t start_cycle = record_on_timeline(core, timing);

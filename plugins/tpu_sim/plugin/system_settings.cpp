@@ -6,6 +6,7 @@
 //   tpu_sim.convention  tpu (default) | scalesim
 //   tpu_sim.vmem_residency  fused (default) | all | off: which reads find
 //                       recently written tensors in VMEM (vmem_residency.hpp)
+//   tpu_sim.values      compute (default) | none: timing only, no tensor values
 // Each falls back to its environment variable (ACCEL_TPU_SIM_PRESET, ...)
 // through the host. A bad value is an InvalidArgument naming the setting; a
 // bad hardware description keeps the loader's "file:line:column: ..." text.
@@ -88,6 +89,11 @@ SystemSettings read_settings(const AccelHostApi& host) {
   if (!parse_residency_mode(residency, settings.vmem_residency)) {
     bad_setting("tpu_sim.vmem_residency", residency, "fused, all or off");
   }
+  const std::string values = setting_or(host, "tpu_sim.values", "compute");
+  if (values != "compute" && values != "none") {
+    bad_setting("tpu_sim.values", values, "compute (tensor values and timing) or none (timing only)");
+  }
+  settings.timing_only = values == "none";
   return settings;
 }
 

@@ -69,6 +69,7 @@ void create_cores(AccelPluginContext& context) {
       core->chip = chip;
       core->core_in_chip = core_in_chip;
       core->hbm_capacity_bytes = static_cast<std::uint64_t>(hw.hbm.capacity_bytes) / hw.cores_per_chip;
+      core->timing_only = context.settings.timing_only;
       core->timeline.totals.struct_size = sizeof(AccelTpuSimDeviceTotals);
       core->timeline.totals.clock_hz = hw.clock_hz;
       core->residency.set_capacity_bytes(hw.core.vmem_bytes / 2);  // the other half: the kernels' own tiles

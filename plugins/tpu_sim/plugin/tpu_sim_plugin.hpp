@@ -30,6 +30,10 @@ struct SystemSettings {
   bool cycle_accurate = false;    // tpu_sim.mode
   tpu::TimingConvention convention = tpu::TimingConvention::kTpu;  // tpu_sim.convention
   ResidencyMode vmem_residency = ResidencyMode::kFused;            // tpu_sim.vmem_residency
+  // tpu_sim.values = none: timing only. Buffers are address ranges with no
+  // memory behind them and ops are timed but not run, so a step of any size
+  // is timed in the time its op calls take (`accel tpu estimate --model`).
+  bool timing_only = false;
 };
 
 // The simulated timeline of one core and what ran on it (op_execution.cpp).
@@ -44,6 +48,7 @@ struct TensorCore {
   int chip = 0;
   int core_in_chip = 0;
   std::uint64_t hbm_capacity_bytes = 0;  // this core's share of its chip's HBM
+  bool timing_only = false;              // SystemSettings::timing_only
   // Strings of the physical device, alive for the life of the plugin.
   std::string description;
   std::vector<std::pair<std::string, std::string>> property_strings;
@@ -77,7 +82,9 @@ struct AccelDevice {
   void* host_context = nullptr;  // passed back to report_op
 };
 
-// Host memory standing for HBM; `data` is never null, even for 0 bytes.
+// Host memory standing for HBM; `data` is never null, even for 0 bytes. In a
+// timing-only system `data` is an address no memory stands behind (never read
+// or written): ranges still tell the VMEM residency which tensors overlap.
 struct AccelBuffer {
   void* data = nullptr;
   std::uint64_t bytes = 0;

@@ -1,0 +1,186 @@
+// estimate_tpu_step: one compiled step of a run's model on /TPU:0, measured
+// on the emulator's timeline (the core's totals, reset between the tracing
+// step and the measured one) and by the ops the plugin reported (profiler).
+#include <accel/experiment/tpu_step_estimate.hpp>
+
+#include <accel/error.hpp>
+#include <accel/keras/backend.hpp>
+#include <accel/ops.hpp>
+#include <accel/placement.hpp>
+#include <accel/profiler.hpp>
+#include <accel/runtime.hpp>
+#include <accel/tpu_emulator.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "backend_peak.hpp"
+#include "model_factory.hpp"
+
+namespace accel::experiment {
+namespace {
+
+// The labels a loss compares the output with: class ids for the sparse
+// cross-entropy, the output's shape otherwise.
+Tensor zero_labels(const std::string& loss, const keras::LayerShape& output_shape, int64_t batch) {
+  if (loss == "sparse_categorical_crossentropy") return ops::zeros(Shape{batch}, DType::kInt32);
+  std::vector<int64_t> dims{batch};
+  dims.insert(dims.end(), output_shape.begin() + 1, output_shape.end());
+  return ops::zeros(Shape(dims));
+}
+
+// A fused kernel named by what it fuses, from the emulator's details.
+std::string kernel_name(const profiler::OpRecord& record, const nlohmann::json& details) {
+  auto joined = [](const nlohmann::json& names, const char* separator) {
+    std::string text;
+    for (const nlohmann::json& name : names) {
+      if (name.is_string()) text += (text.empty() ? "" : separator) + name.get<std::string>();
+    }
+    return text;
+  };
+  if (details.contains("fusion")) {
+    const nlohmann::json& fusion = details["fusion"];
+    std::string name = joined(fusion.value("ops", nlohmann::json::array()), "+");
+    const std::string reductions = joined(fusion.value("reductions", nlohmann::json::array()), "+");
+    if (!reductions.empty()) name += (name.empty() ? "" : "+") + reductions;
+    return "Fusion(" + name + ")";
+  }
+  if (details.contains("epilogue")) {
+    return record.op + "+" + joined(details["epilogue"].value("steps", nlohmann::json::array()), "+");
+  }
+  return record.op;
+}
+
+std::vector<TpuOpCost> costs_by_op(const std::vector<profiler::OpRecord>& records) {
+  std::map<std::string, TpuOpCost> by_name;
+  std::map<std::string, double> compute_bound_seconds;
+  for (const profiler::OpRecord& record : records) {
+    if (record.cycles == 0 && record.duration_seconds == 0) continue;
+    const nlohmann::json details = nlohmann::json::parse(record.detail_json, nullptr, false);
+    const std::string name = details.is_object() ? kernel_name(record, details) : record.op;
+    TpuOpCost& cost = by_name[name];
+    cost.op = name;
+    if (details.is_object()) {
+      cost.compute_cycles += details.value("compute_cycles", int64_t{0});
+      cost.stall_cycles += details.value("stall_cycles", int64_t{0});
+    }
+    cost.count += 1;
+    cost.seconds += record.duration_seconds;
+    cost.cycles += static_cast<int64_t>(record.cycles);
+    cost.flops += record.flops;
+    cost.hbm_bytes += record.bytes_accessed;
+    if (record.bound == "compute") compute_bound_seconds[name] += record.duration_seconds;
+  }
+  std::vector<TpuOpCost> costs;
+  for (auto& [name, cost] : by_name) {
+    cost.compute_bound_share = cost.seconds > 0 ? compute_bound_seconds[name] / cost.seconds : 0;
+    costs.push_back(cost);
+  }
+  std::stable_sort(costs.begin(), costs.end(), [](const TpuOpCost& a, const TpuOpCost& b) { return a.seconds > b.seconds; });
+  return costs;
+}
+
+}  // namespace
+
+TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOptions& options) {
+  if (!run.model || !run.data || !run.training) {
+    throw InvalidArgumentError("run '" + run.name + "': a TPU step estimate needs a model, its data and training");
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::optional<TpuEmulator> emulator = TpuEmulator::find();
+  if (!emulator) {
+    throw FailedPreconditionError("no TPU emulator: the tpu_sim plugin did not load (see `accel devices`)");
+  }
+  TpuStepEstimate estimate;
+  estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
+  estimate.training = options.training;
+  estimate.system_json = emulator->system_json();
+  const Device device = find_device("/TPU:0");
+  const BackendPeak peak = backend_peak("/TPU:0");  // the emulator's device properties
+  estimate.peak_flops = peak.peak_flops_per_second.value_or(0);
+  estimate.hbm_bandwidth = peak.bandwidth_bytes_per_second.value_or(0);
+
+  DeviceScope on_tpu(device);
+  keras::set_random_seed(static_cast<uint64_t>(run.training->seed.value_or(42)));
+  const std::shared_ptr<keras::Model> model =
+      make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
+  estimate.model = model->name();
+  model->compile(make_optimizer(run.training->optimizer), make_loss(run.training->loss), {},
+                 keras::CompileOptions{.jit_compile = true});
+  const keras::KerasTensor& input = model->inputs().front();
+  std::vector<int64_t> input_dims{estimate.batch};
+  input_dims.insert(input_dims.end(), input.shape().begin() + 1, input.shape().end());
+  const Tensor x = ops::zeros(Shape(input_dims), input.dtype());
+  const Tensor y = zero_labels(run.training->loss.name, model->outputs().front().shape(), estimate.batch);
+  auto step = [&] {
+    if (options.training) {
+      model->fit(x, y, {.batch_size = estimate.batch, .verbose = 0, .shuffle = false});
+    } else {
+      (void)model->predict(x, {.batch_size = estimate.batch, .verbose = 0});
+    }
+    runtime::synchronize();
+  };
+  step();  // traces and compiles; runs eagerly once
+  emulator->reset_totals();
+  profiler::start();
+  step();  // the compiled step
+  profiler::stop();
+
+  const TpuCoreTotals totals = emulator->totals(0);
+  std::vector<profiler::OpRecord> records = profiler::records();
+  std::erase_if(records, [&](const profiler::OpRecord& record) { return record.device != device.name(); });
+  estimate.step_seconds = totals.seconds;
+  estimate.cycles = totals.cycles;
+  estimate.ops = totals.ops;
+  estimate.hbm_bytes = static_cast<double>(totals.hbm_bytes);
+  estimate.stall_cycles = totals.stall_cycles;
+  estimate.mxu_utilization = totals.mxu_utilization;
+  estimate.by_op = costs_by_op(records);
+  for (const TpuOpCost& cost : estimate.by_op) estimate.flops += cost.flops;
+  estimate.achieved_flops = estimate.step_seconds > 0 ? estimate.flops / estimate.step_seconds : 0;
+  estimate.arithmetic_intensity = estimate.hbm_bytes > 0 ? estimate.flops / estimate.hbm_bytes : 0;
+  estimate.roofline_flops = std::min(estimate.peak_flops, estimate.arithmetic_intensity * estimate.hbm_bandwidth);
+  estimate.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return estimate;
+}
+
+std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const TpuOpCost& cost : estimate.by_op) {
+    ops.push_back({{"op", cost.op},
+                   {"count", cost.count},
+                   {"seconds", cost.seconds},
+                   {"share", estimate.step_seconds > 0 ? cost.seconds / estimate.step_seconds : 0.0},
+                   {"cycles", cost.cycles},
+                   {"compute_cycles", cost.compute_cycles},
+                   {"stall_cycles", cost.stall_cycles},
+                   {"flops", cost.flops},
+                   {"hbm_bytes", cost.hbm_bytes},
+                   {"compute_bound_share", cost.compute_bound_share}});
+  }
+  const nlohmann::ordered_json document{
+      {"model", estimate.model},
+      {"system", nlohmann::json::parse(estimate.system_json, nullptr, false)},
+      {"batch", estimate.batch},
+      {"step", estimate.training ? "training" : "inference"},
+      {"step_seconds", estimate.step_seconds},
+      {"cycles", estimate.cycles},
+      {"ops", estimate.ops},
+      {"flops", estimate.flops},
+      {"hbm_bytes", estimate.hbm_bytes},
+      {"stall_cycles", estimate.stall_cycles},
+      {"mxu_utilization", estimate.mxu_utilization},
+      {"peak_flops", estimate.peak_flops},
+      {"hbm_bandwidth", estimate.hbm_bandwidth},
+      {"achieved_flops", estimate.achieved_flops},
+      {"arithmetic_intensity", estimate.arithmetic_intensity},
+      {"roofline_flops", estimate.roofline_flops},
+      {"by_op", ops},
+      {"wall_seconds", estimate.wall_seconds}};
+  return document.dump(2);
+}
+
+}  // namespace accel::experiment

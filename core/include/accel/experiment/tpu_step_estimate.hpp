@@ -1,0 +1,66 @@
+// What one compiled step of an experiment's model costs on the emulated TPU:
+// the model is built on /TPU:0, compiled (jit_compile), and its step run
+// twice (the first traces, the second replays the compiled graph); the
+// second is the one reported, from the emulator's simulated timeline and the
+// ops it reported. Run with the emulator in timing-only mode
+// (tpu_sim.values=none) it computes no tensor values, so a step of any size
+// is estimated in the time its op calls take; with values it is exactly the
+// step `accel run` trains. `accel tpu estimate --model FILE.yaml` prints it.
+#pragma once
+
+#include <accel/experiment/experiment.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace accel::experiment {
+
+struct TpuStepEstimateOptions {
+  int64_t batch = 0;     // 0: the run's data.batch
+  bool training = true;  // false: a compiled predict step
+};
+
+// The ops of one name in the step: "Conv2D", a fusion by its instructions
+// ("Fusion(MUL+ADD+RELU)"), an MXU op with its epilogue ("MatMul+bias_add+relu").
+struct TpuOpCost {
+  std::string op;
+  int64_t count = 0;
+  double seconds = 0;
+  int64_t cycles = 0;
+  int64_t compute_cycles = 0;  // the MXU's or the vector unit's
+  int64_t stall_cycles = 0;    // waiting on HBM beyond the compute
+  double flops = 0;
+  double hbm_bytes = 0;
+  double compute_bound_share = 0;  // of its seconds, the share in compute-bound calls
+};
+
+struct TpuStepEstimate {
+  std::string model;
+  std::string system_json;  // the emulated system (preset, chips, cores, ...)
+  int64_t batch = 0;
+  bool training = true;
+  double step_seconds = 0;  // simulated
+  int64_t cycles = 0;
+  int64_t ops = 0;          // op calls of the compiled step
+  double flops = 0;
+  double hbm_bytes = 0;
+  int64_t stall_cycles = 0;     // waiting on HBM
+  double mxu_utilization = 0;   // the core's cycle-weighted MXU utilization over the step
+  double peak_flops = 0;        // per second, the core's (device property)
+  double hbm_bandwidth = 0;     // bytes per second, the core's
+  double achieved_flops = 0;    // flops / step_seconds
+  double arithmetic_intensity = 0;  // flops per HBM byte: the roofline's x
+  double roofline_flops = 0;        // min(peak, intensity x bandwidth): the roofline's y at x
+  std::vector<TpuOpCost> by_op;     // most simulated time first
+  double wall_seconds = 0;          // host time the estimate took (both steps)
+};
+
+// Throws accel::Error when the model cannot be built or stepped, and
+// FailedPreconditionError when there is no TPU emulator.
+TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOptions& options = {});
+
+// The estimate as one JSON object (the keys of TpuStepEstimate).
+std::string tpu_step_estimate_json(const TpuStepEstimate& estimate);
+
+}  // namespace accel::experiment

@@ -1,0 +1,131 @@
+// `accel tpu estimate --model`: one compiled step of a model timed on the
+// emulated TPU from shapes alone (tpu_sim.values=none) is bitwise the
+// simulated time of the same step actually run with values (--values
+// compute); a file with only name: and model: is estimated with SGD on a mean
+// squared error; fusions are named by what they fuse; a sweep over a preset
+// field re-estimates per value; a file without an input shape is refused.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace accel::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::run_shell;
+using testing::scratch_dir;
+
+const std::string kAccel = ACCEL_CLI_PATH;
+
+fs::path write_model_file(const std::string& name, const std::string& text) {
+  const fs::path folder = scratch_dir("tpu_estimate_" + name);
+  fs::create_directories(folder);
+  const fs::path file = folder / (name + ".yaml");
+  std::ofstream(file) << text;
+  return file;
+}
+
+// A small CNN with a residual Add, BatchNormalization and a Dense head, and
+// its training: every kind of kernel a compiled step sends (MXU ops with
+// epilogues, fusions, reductions, optimizer updates).
+const char* kResidualCnn = R"(name: residual
+model:
+  graph:
+    inputs: {image: {shape: [16, 16, 3]}}
+    layers:
+      - conv2d: {name: stem, filters: 16, kernel_size: 3, padding: same, activation: relu, inputs: image}
+      - batch_normalization: {name: norm, inputs: stem}
+      - conv2d: {name: branch, filters: 16, kernel_size: 3, padding: same, inputs: norm}
+      - add: {name: residual, inputs: [stem, branch]}
+      - global_average_pooling2d: {name: pool, inputs: residual}
+      - dense: {name: logits, units: 10, inputs: pool}
+    outputs: logits
+data: {source: synthetic, shape: [16, 16, 3], classes: 10, samples: 64, batch: 8}
+training:
+  optimizer: {adam: {learning_rate: 0.001}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+)";
+
+json estimate(const fs::path& file, const std::string& arguments) {
+  const testing::CommandResult result =
+      run_shell(kAccel + " tpu estimate --model " + file.string() + " --json " + arguments);
+  EXPECT_EQ(result.code, 0) << result.output;
+  return json::parse(result.output, nullptr, false);
+}
+
+TEST(TpuModelEstimate, TimingOnlyEqualsTheStepRunWithValuesBitwise) {
+  const fs::path file = write_model_file("residual", kResidualCnn);
+  const json timing_only = estimate(file, "--batch 8");
+  const json with_values = estimate(file, "--batch 8 --values compute");
+  ASSERT_TRUE(timing_only.is_object() && with_values.is_object());
+  EXPECT_GT(timing_only["step_seconds"].get<double>(), 0.0);
+  EXPECT_EQ(timing_only["step_seconds"].get<double>(), with_values["step_seconds"].get<double>());
+  EXPECT_EQ(timing_only["cycles"], with_values["cycles"]);
+  EXPECT_EQ(timing_only["hbm_bytes"], with_values["hbm_bytes"]);
+  EXPECT_EQ(timing_only["by_op"], with_values["by_op"]);
+  // The step's kernels, named by what they fuse; the sum of their times is the step.
+  double seconds = 0;
+  bool has_epilogue = false;
+  bool has_fusion = false;
+  for (const json& op : timing_only["by_op"]) {
+    seconds += op["seconds"].get<double>();
+    const std::string name = op["op"];
+    has_epilogue |= name.find("+bias_add") != std::string::npos;
+    has_fusion |= name.rfind("Fusion(", 0) == 0;
+    EXPECT_EQ(name.find("Slice"), std::string::npos) << "the batch is fed whole, not sliced";
+  }
+  EXPECT_TRUE(has_epilogue) << timing_only["by_op"].dump();
+  EXPECT_TRUE(has_fusion) << timing_only["by_op"].dump();
+  EXPECT_NEAR(seconds, timing_only["step_seconds"].get<double>(), 1e-12 + 1e-9 * seconds);
+}
+
+TEST(TpuModelEstimate, AModelOnlyFileIsEstimatedWithSgdOnAMeanSquaredError) {
+  const fs::path file = write_model_file("model_only", R"(name: model_only
+model:
+  layers:
+    - flatten: {input_shape: [28, 28]}
+    - dense: {units: 64, activation: relu}
+    - dense: {units: 10}
+)");
+  const json training = estimate(file, "--batch 128");
+  const json inference = estimate(file, "--batch 128 --inference");
+  EXPECT_EQ(training["batch"], 128);
+  EXPECT_EQ(training["step"], "training");
+  EXPECT_EQ(inference["step"], "inference");
+  EXPECT_GT(training["step_seconds"].get<double>(), inference["step_seconds"].get<double>());
+  bool sgd = false;
+  for (const json& op : training["by_op"]) sgd |= op["op"].get<std::string>().find("SGD_UPDATE") != std::string::npos;
+  EXPECT_TRUE(sgd) << training["by_op"].dump();
+}
+
+TEST(TpuModelEstimate, ASweepReestimatesPerValueOfAPresetField) {
+  const fs::path file = write_model_file("sweep", kResidualCnn);
+  const testing::CommandResult result =
+      run_shell(kAccel + " tpu estimate --model " + file.string() +
+                " --batch 8 --json --sweep hbm.bandwidth_bytes_per_s=100e9,1200e9,12000e9");
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json sweep = json::parse(result.output);
+  ASSERT_EQ(sweep["points"].size(), 3u);
+  // More bandwidth never makes the step slower, and from 100 GB/s it helps.
+  const double slow = sweep["points"][0]["step_seconds"];
+  const double base = sweep["points"][1]["step_seconds"];
+  const double fast = sweep["points"][2]["step_seconds"];
+  EXPECT_GT(slow, base);
+  EXPECT_GE(base, fast);
+}
+
+TEST(TpuModelEstimate, AFileWithoutAnInputShapeIsRefused) {
+  const fs::path file = write_model_file("no_shape", "name: no_shape\nmodel:\n  layers: [flatten, dense: {units: 10}]\n");
+  const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string());
+  EXPECT_EQ(result.code, 2) << result.output;
+  EXPECT_NE(result.output.find("needs the model's input shape"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace accel::experiment

@@ -1,0 +1,212 @@
+#include "tpu_model_estimate.hpp"
+
+#ifdef HAVE_ACCEL_EXPERIMENT
+#include <accel/config.hpp>
+#include <accel/error.hpp>
+#include <accel/experiment/experiment_error.hpp>
+#include <accel/experiment/experiment_loader.hpp>
+#include <accel/experiment/tpu_step_estimate.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "keras_file_inspection.hpp"
+
+namespace accel::cli {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw NotFoundError(path + ": no such file (expected an experiment YAML file or one with name: and model:)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// One example's shape, from the model section alone (a file without data):
+// the graph's input, the first layer's input_shape, or the .keras file's input.
+std::vector<int64_t> model_example_shape(const YAML::Node& model, const experiment::LoadOptions& options,
+                                         const std::string& file) {
+  if (const YAML::Node graph = model["graph"]) {
+    for (const auto& input : graph["inputs"]) return input.second["shape"].as<std::vector<int64_t>>();
+  }
+  if (const YAML::Node layers = model["layers"]; layers && layers.IsSequence() && layers.size() > 0) {
+    const YAML::Node first = layers[0];
+    if (first.IsMap()) {
+      for (const auto& layer : first) {
+        if (layer.second.IsMap() && layer.second["input_shape"]) return layer.second["input_shape"].as<std::vector<int64_t>>();
+      }
+    }
+  }
+  if (const YAML::Node keras_file = model["keras_file"]) {
+    std::string path = keras_file.as<std::string>();
+    if (!path.empty() && path[0] != '/') {
+      const size_t slash = file.rfind('/');
+      if (slash != std::string::npos) path = file.substr(0, slash + 1) + path;
+    }
+    return options.inspect_keras_file(path);
+  }
+  throw InvalidArgumentError(file +
+                             ": a file without 'data' needs the model's input shape: model.graph inputs, input_shape "
+                             "on the first of model.layers, or model.keras_file");
+}
+
+// The file's text, with what a model-only file leaves out: synthetic data of
+// the model's input shape (one-hot labels, so that a mean squared error
+// compares them with a [batch, classes] output) and an SGD step on a mean
+// squared error.
+std::string completed_experiment(const std::string& file, const experiment::LoadOptions& options) {
+  std::string text = read_text(file);
+  const YAML::Node root = YAML::Load(text);
+  if (!root.IsMap() || !root["model"]) return text;  // the loader names what is wrong
+  if (!root["data"]) {
+    text += fmt::format("\ndata: {{source: synthetic, shape: {}, classes: 10, one_hot: true, samples: 32, batch: 32}}\n",
+                        shape_text(model_example_shape(root["model"], options, file)));
+  }
+  if (!root["training"]) text += "\ntraining: {optimizer: sgd, loss: mean_squared_error}\n";
+  return text;
+}
+
+double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out) {
+  const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
+  const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
+  out << fmt::format("{} on {} (TPU:0), batch {}, one compiled {} step\n", estimate.model, preset, estimate.batch,
+                     estimate.training ? "training" : "inference");
+  out << fmt::format("step time   {:.6g} ms simulated ({} cycles, {} op calls); estimated in {:.3f} s\n",
+                     estimate.step_seconds * 1e3, estimate.cycles, estimate.ops, estimate.wall_seconds);
+  out << fmt::format("compute     {:.4g} GFLOP, {:.4g} TFLOP/s of {:.4g} peak; MXU utilization {:.1f}%\n",
+                     estimate.flops / 1e9, estimate.achieved_flops / 1e12, estimate.peak_flops / 1e12,
+                     100.0 * estimate.mxu_utilization);
+  out << fmt::format("HBM         {:.4g} MB, {:.1f}% of cycles stalled on it\n", estimate.hbm_bytes / 1e6,
+                     percent(static_cast<double>(estimate.stall_cycles), static_cast<double>(estimate.cycles)));
+  out << fmt::format("roofline    {:.4g} FLOP/byte -> {:.4g} TFLOP/s attainable ({} bound)\n",
+                     estimate.arithmetic_intensity, estimate.roofline_flops / 1e12,
+                     estimate.roofline_flops < estimate.peak_flops ? "memory" : "compute");
+  out << fmt::format("\n{:<48} {:>6} {:>11} {:>7} {:>9} {:>9} {:>9} {:>8}\n", "op / fusion", "calls", "time ms",
+                     "share", "GFLOP", "HBM MB", "stalls", "bound");
+  for (const experiment::TpuOpCost& cost : estimate.by_op) {
+    out << fmt::format("{:<48} {:>6} {:>11.5g} {:>6.1f}% {:>9.4g} {:>9.4g} {:>8.1f}% {:>8}\n", cost.op.substr(0, 48),
+                       cost.count, cost.seconds * 1e3, percent(cost.seconds, estimate.step_seconds), cost.flops / 1e9,
+                       cost.hbm_bytes / 1e6, percent(static_cast<double>(cost.stall_cycles), static_cast<double>(cost.cycles)),
+                       cost.compute_bound_share >= 0.5 ? "compute" : "memory");
+  }
+}
+
+// One child `accel tpu estimate --model ... --json` per swept value.
+int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err) {
+  const size_t equals = request.sweep.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == request.sweep.size()) {
+    err << "accel tpu estimate: --sweep '" << request.sweep << "': expected KEY=V1,V2,... e.g. core.mxu.rows=64,128\n";
+    return 2;
+  }
+  const std::string key = request.sweep.substr(0, equals);
+  std::vector<std::string> values;
+  std::stringstream list(request.sweep.substr(equals + 1));
+  for (std::string value; std::getline(list, value, ',');) values.push_back(value);
+  // This program's own path: popen's shell would read /proc/self/exe as itself.
+  std::error_code error;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  if (error) throw InternalError("cannot find this program's path: " + error.message());
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const std::string& value : values) {
+    std::string command = fmt::format("'{}' tpu estimate --model '{}' --preset '{}' --values {} --json", self,
+                                      request.file, request.preset, request.values);
+    if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
+    if (request.inference) command += " --inference";
+    if (!request.run.empty()) command += fmt::format(" --run '{}'", request.run);
+    for (const std::string& field : request.overrides) command += fmt::format(" --set '{}'", field);
+    command += fmt::format(" --set '{}={}' 2>&1", key, value);
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) throw InternalError("cannot start " + command);
+    std::string output;
+    char buffer[4096];
+    for (size_t read; (read = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, read);
+    const int status = ::pclose(pipe);
+    const nlohmann::json point = nlohmann::json::parse(output, nullptr, false);
+    if (status != 0 || point.is_discarded()) {
+      err << fmt::format("accel tpu estimate: {}={}: {}", key, value, output);
+      return 2;
+    }
+    points.push_back({{"value", value},
+                      {"step_seconds", point["step_seconds"]},
+                      {"mxu_utilization", point["mxu_utilization"]},
+                      {"hbm_bytes", point["hbm_bytes"]},
+                      {"arithmetic_intensity", point["arithmetic_intensity"]}});
+  }
+  if (request.json) {
+    out << nlohmann::ordered_json{{"sweep", key}, {"points", points}}.dump(2) << "\n";
+    return 0;
+  }
+  out << fmt::format("{:<24} {:>14} {:>8} {:>12}\n", key, "step ms", "MXU", "HBM MB");
+  for (const auto& point : points) {
+    out << fmt::format("{:<24} {:>14.6g} {:>7.1f}% {:>12.4g}\n", point["value"].get<std::string>(),
+                       point["step_seconds"].get<double>() * 1e3, 100.0 * point["mxu_utilization"].get<double>(),
+                       point["hbm_bytes"].get<double>() / 1e6);
+  }
+  return 0;
+}
+
+std::string joined(const std::vector<std::string>& fields) {
+  std::string text;
+  for (const std::string& field : fields) text += (text.empty() ? "" : ";") + field;
+  return text;
+}
+
+}  // namespace
+
+int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err) {
+  try {
+    if (!request.sweep.empty()) return run_sweep(request, out, err);
+    if (request.values != "none" && request.values != "compute") {
+      throw InvalidArgumentError("--values '" + request.values + "': expected none (timing only) or compute");
+    }
+    // Before anything lists devices: the emulator reads these when it loads.
+    config::set_setting("tpu_sim.preset", request.preset);
+    config::set_setting("tpu_sim.overrides", joined(request.overrides));
+    config::set_setting("tpu_sim.values", request.values);
+    experiment::LoadOptions options;
+    inspect_keras_files(options);
+    const experiment::Experiment experiment =
+        experiment::load_experiment_text(completed_experiment(request.file, options), request.file, options);
+    const experiment::RunConfig* chosen = nullptr;
+    for (const experiment::RunConfig& run : experiment.runs) {
+      if (request.run.empty() || run.name == request.run) {
+        chosen = &run;
+        break;
+      }
+    }
+    if (chosen == nullptr) throw InvalidArgumentError(request.file + ": no run named '" + request.run + "'");
+    const experiment::TpuStepEstimate estimate =
+        experiment::estimate_tpu_step(*chosen, {.batch = request.batch, .training = !request.inference});
+    if (request.json) {
+      out << experiment::tpu_step_estimate_json(estimate) << "\n";
+    } else {
+      print_table(estimate, out);
+    }
+    return 0;
+  } catch (const experiment::ExperimentError& error) {
+    err << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    err << "accel tpu estimate: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace accel::cli
+#endif
