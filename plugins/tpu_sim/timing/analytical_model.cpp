@@ -4,6 +4,31 @@
 
 namespace accel::tpu {
 
+SramAccesses sram_accesses(const GemmShape& gemm, const ArrayMapping& map, Dataflow dataflow) {
+  SramAccesses accesses;
+  // m * k, k * n and m * n are at most M x N x K, which check_gemm bounded.
+  const std::int64_t m = gemm.m, n = gemm.n, k = gemm.k;
+  constexpr std::string_view kReads = "the SRAM accesses";
+  switch (dataflow) {
+    case Dataflow::kOutputStationary:
+      accesses.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
+      accesses.filter_reads = checked_mul(k * n, map.row_folds, kReads);
+      accesses.ofmap_writes = m * n;
+      break;
+    case Dataflow::kWeightStationary:
+      accesses.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
+      accesses.filter_reads = k * n;
+      accesses.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
+      break;
+    case Dataflow::kInputStationary:
+      accesses.ifmap_reads = m * k;
+      accesses.filter_reads = checked_mul(k * n, map.column_folds, kReads);
+      accesses.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
+      break;
+  }
+  return accesses;
+}
+
 ArrayTiming analytical_array_timing(const GemmShape& gemm, int rows, int columns, Dataflow dataflow,
                                     TimingConvention convention) {
   check_gemm(gemm);
@@ -23,26 +48,10 @@ ArrayTiming analytical_array_timing(const GemmShape& gemm, int rows, int columns
     timing.cycles = checked_add(checked_mul(folds - 1, std::max(t, r), kCycles), t + 2 * r + c - 2, kCycles);
   }
   timing.useful_macs = gemm.macs();
-  // m * k, k * n and m * n are at most M x N x K, which check_gemm bounded.
-  const std::int64_t m = gemm.m, n = gemm.n, k = gemm.k;
-  constexpr std::string_view kReads = "the SRAM accesses";
-  switch (dataflow) {
-    case Dataflow::kOutputStationary:
-      timing.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
-      timing.filter_reads = checked_mul(k * n, map.row_folds, kReads);
-      timing.ofmap_writes = m * n;
-      break;
-    case Dataflow::kWeightStationary:
-      timing.ifmap_reads = checked_mul(m * k, map.column_folds, kReads);
-      timing.filter_reads = k * n;
-      timing.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
-      break;
-    case Dataflow::kInputStationary:
-      timing.ifmap_reads = m * k;
-      timing.filter_reads = checked_mul(k * n, map.column_folds, kReads);
-      timing.ofmap_writes = checked_mul(m * n, map.row_folds, kReads);
-      break;
-  }
+  const SramAccesses accesses = sram_accesses(gemm, map, dataflow);
+  timing.ifmap_reads = accesses.ifmap_reads;
+  timing.filter_reads = accesses.filter_reads;
+  timing.ofmap_writes = accesses.ofmap_writes;
   return timing;
 }
 

@@ -28,6 +28,15 @@ struct ArrayTiming {
   std::int64_t ofmap_writes = 0;
 };
 
+// The SRAM element accesses of `gemm` mapped as `mapping` (its fold counts):
+// ArrayTiming's three counts, which the energy model charges too.
+struct SramAccesses {
+  std::int64_t ifmap_reads = 0;
+  std::int64_t filter_reads = 0;
+  std::int64_t ofmap_writes = 0;
+};
+SramAccesses sram_accesses(const GemmShape& gemm, const ArrayMapping& mapping, Dataflow dataflow);
+
 ArrayTiming analytical_array_timing(const GemmShape& gemm, int rows, int columns, Dataflow dataflow,
                                     TimingConvention convention);
 

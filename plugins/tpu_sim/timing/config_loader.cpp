@@ -152,6 +152,23 @@ class MappingReader {
     return out;
   }
 
+  // A list of plain strings (citations); an empty list is allowed.
+  std::vector<std::string> string_list(const std::string& key) const {
+    const YAML::Node value = required(key);
+    if (!value.IsSequence()) {
+      context_.fail(full(key), value, fmt::format("'{}' is not a list", full(key)),
+                    "a list of strings, e.g. [\"[J21] Jouppi et al., ISCA 2021, Table 2\"]");
+    }
+    std::vector<std::string> out;
+    for (const auto& item : value) {
+      if (!item.IsScalar()) {
+        context_.fail(full(key), item, fmt::format("an entry of '{}' is {}", full(key), shown(item)), "a string");
+      }
+      out.push_back(item.Scalar());
+    }
+    return out;
+  }
+
   std::vector<int> int_list(const std::string& key) const {
     const YAML::Node value = required(key);
     if (!value.IsSequence() || value.size() == 0) {
@@ -360,7 +377,7 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
   // Keys are declared per mapping: a key not listed here is an error.
   MappingReader top(root, "", context,
                     {"name", "description", "clock_hz", "clock_source", "published_peak_ops_per_s", "chips",
-                     "tensor_cores_per_chip", "core", "hbm", "interconnect"});
+                     "tensor_cores_per_chip", "core", "hbm", "interconnect", "energy"});
   Hardware hw;
   hw.source = source_name;
   hw.name = top.text("name");
@@ -404,6 +421,21 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
     hw.interconnect.link_bandwidth_bytes_per_s = net.number("link_bandwidth_bytes_per_s");
     hw.interconnect.link_latency_s = net.optional_number("link_latency_s", 0.0);
     hw.interconnect.dims = net.int_list("dims");
+  }
+
+  // Optional: without it the system reports no energy (docs/tpu-emulator.md, "Energy").
+  if (top.has("energy")) {
+    const MappingReader energy = top.child("energy", {"mac_pj", "sram_pj_per_byte", "hbm_pj_per_byte",
+                                                      "link_pj_per_byte", "vector_pj_per_element_op", "sources"});
+    EnergyConfig& figures = hw.energy.emplace();
+    figures.mac_pj = energy.number("mac_pj");
+    figures.sram_pj_per_byte = energy.number("sram_pj_per_byte");
+    figures.hbm_pj_per_byte = energy.number("hbm_pj_per_byte");
+    if (energy.has("link_pj_per_byte")) figures.link_pj_per_byte = energy.number("link_pj_per_byte");
+    if (energy.has("vector_pj_per_element_op")) {
+      figures.vector_pj_per_element_op = energy.number("vector_pj_per_element_op");
+    }
+    if (energy.has("sources")) figures.sources = energy.string_list("sources");
   }
 
   check_hardware(hw, [&](const std::string& key) {

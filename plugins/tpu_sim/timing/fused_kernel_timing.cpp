@@ -20,7 +20,10 @@ constexpr std::string_view kVectorCycles = "the vector-unit cycles";
 OpTiming TimingModel::estimate_vector_kernel(std::string op, const VectorKernelWork& work) const {
   OpTiming timing;
   timing.op = std::move(op);
-  if (work.elements <= 0) return timing;
+  if (work.elements <= 0) {
+    timing.energy = energy_of(timing);  // no work: zero joules (with figures)
+    return timing;
+  }
   const VectorUnitConfig& unit = hardware_.core.vector_unit;
   std::int64_t cycles = vector_program_cycles(unit, work.instructions_per_element, work.elements).cycles;
   if (work.reductions > 0) {
@@ -32,6 +35,11 @@ OpTiming TimingModel::estimate_vector_kernel(std::string op, const VectorKernelW
   timing.compute_cycles = ceil_div(cycles, options_.cores);
   timing.hbm.input = work.bytes_read;
   timing.hbm.output = work.bytes_written;
+  // Inputs and outputs pass through VMEM once; intermediates stay in the vector registers.
+  timing.vmem_access_bytes = static_cast<double>(work.bytes_read) + static_cast<double>(work.bytes_written) +
+                             static_cast<double>(work.vmem_bytes_read);
+  timing.vector_element_ops =
+      static_cast<double>(work.elements) * static_cast<double>(work.instructions_per_element + work.reductions);
   const std::int64_t width = static_cast<std::int64_t>(unit.sublanes) * unit.lanes;
   const double flops = static_cast<double>(work.elements) *
                        static_cast<double>(work.instructions_per_element + work.reductions);
@@ -47,6 +55,11 @@ OpTiming TimingModel::with_epilogue(OpTiming timing, const EpilogueWork& epilogu
   // the epilogue to one while the MXU produces the next.
   timing.compute_cycles = std::max(timing.compute_cycles, timing.epilogue_cycles);
   timing.hbm.epilogue = checked_add(timing.hbm.epilogue, epilogue.bytes_read, kTensorBytes);
+  // The output tiles stay in the vector registers; only bias and mask are loaded.
+  timing.vmem_access_bytes +=
+      static_cast<double>(epilogue.bytes_read) + static_cast<double>(epilogue.vmem_bytes_read);
+  timing.vector_element_ops +=
+      static_cast<double>(epilogue.elements) * static_cast<double>(epilogue.instructions_per_element);
   const double epilogue_flops =
       static_cast<double>(epilogue.elements) * static_cast<double>(epilogue.instructions_per_element);
   timing.flops += epilogue_flops;

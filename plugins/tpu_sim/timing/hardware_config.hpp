@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,19 @@ struct InterconnectConfig {
   std::vector<int> dims;               // slice shape, product == chips
 };
 
+// Energy per operation of the chip's process, in picojoules, each from a
+// published source the preset names (docs/tpu-emulator.md, "Energy").
+// Optional figures stay empty when no source gives one: work of that kind
+// then has no energy (reported as such), never a guessed one.
+struct EnergyConfig {
+  double mac_pj = 0;            // one MXU multiply-accumulate at the array's precision
+  double sram_pj_per_byte = 0;  // one byte read from or written to on-chip SRAM (VMEM)
+  double hbm_pj_per_byte = 0;   // one byte read from or written to HBM
+  std::optional<double> link_pj_per_byte;          // one byte sent over an inter-chip link
+  std::optional<double> vector_pj_per_element_op;  // one vector instruction on one element
+  std::vector<std::string> sources;                // the preset's citations, as written
+};
+
 struct Hardware {
   std::string name;           // preset or file stem
   std::string source;         // where it came from (file path or "<override>")
@@ -74,6 +88,7 @@ struct Hardware {
   CoreConfig core;
   HbmConfig hbm;                // per chip
   InterconnectConfig interconnect;
+  std::optional<EnergyConfig> energy;  // absent: the preset has no energy figures
 };
 
 // Multiply-accumulates the MXUs of one core can do per cycle.

@@ -20,8 +20,12 @@ constexpr double kTiB = 1024.0 * kGiB;
 // Published TPUs (docs/tpu-emulator.md, "Field ranges"): clocks 0.7-1.75 GHz
 // (3.5 GHz calibrated), peaks up to 1.8e15 ops/s, arrays of 128 or 256, at
 // most 4 MXUs and 2 cores, 16-128 MiB of VMEM, 8-95 GB of HBM at 34 GB/s to
-// 2.8 TB/s, links of 50-200 GB/s, pods of up to 8960 chips.
-constexpr std::array<FieldLimit, 18> kLimits{{
+// 2.8 TB/s, links of 50-200 GB/s, pods of up to 8960 chips. Energy figures
+// (optional section): published ones run from 0.007 pJ (an int8 add at 7 nm)
+// to 4.6 pJ (a 45 nm fp32 multiply and add) per operation, 1-25 pJ per byte
+// of SRAM and 30-325 pJ per byte of HBM or DDR3; zero is refused (leave the
+// figure out instead), and each range leaves a factor of 10 or more around them.
+constexpr std::array<FieldLimit, 23> kLimits{{
     {"clock_hz", FieldUnit::kHertz, 1e6, 1e10},
     {"published_peak_ops_per_s", FieldUnit::kOpsPerSecond, 1e6, 1e18},
     {"chips", FieldUnit::kCount, 1, 65536},
@@ -40,6 +44,11 @@ constexpr std::array<FieldLimit, 18> kLimits{{
     {"interconnect.link_bandwidth_bytes_per_s", FieldUnit::kBytesPerSecond, 1e6, 1e14},
     {"interconnect.link_latency_s", FieldUnit::kSeconds, 0, 1},
     {"interconnect.dims", FieldUnit::kCount, 1, 65536},
+    {"energy.mac_pj", FieldUnit::kPicojoules, 1e-4, 1e3},
+    {"energy.sram_pj_per_byte", FieldUnit::kPicojoules, 1e-3, 1e3},
+    {"energy.hbm_pj_per_byte", FieldUnit::kPicojoules, 1e-2, 1e4},
+    {"energy.link_pj_per_byte", FieldUnit::kPicojoules, 1e-3, 1e4},
+    {"energy.vector_pj_per_element_op", FieldUnit::kPicojoules, 1e-4, 1e3},
 }};
 
 std::string format_value(FieldUnit unit, double value) {
@@ -69,6 +78,7 @@ std::string describe_range(const FieldLimit& limit) {
     case FieldUnit::kBytes: return "a size in bytes in " + range + ", e.g. 4096 or '16 MiB'";
     case FieldUnit::kBytesPerSecond: return "bytes per second in " + range;
     case FieldUnit::kSeconds: return "seconds in " + range;
+    case FieldUnit::kPicojoules: return "picojoules in " + range;
   }
   return range;
 }
@@ -95,6 +105,16 @@ void check_field_ranges(const Hardware& hw, const FieldFailure& fail) {
                                  {"interconnect.link_bandwidth_bytes_per_s", hw.interconnect.link_bandwidth_bytes_per_s},
                                  {"interconnect.link_latency_s", hw.interconnect.link_latency_s}});
     for (int size : hw.interconnect.dims) values.emplace_back("interconnect.dims", size);
+  }
+  if (hw.energy) {
+    const EnergyConfig& energy = *hw.energy;
+    values.insert(values.end(), {{"energy.mac_pj", energy.mac_pj},
+                                 {"energy.sram_pj_per_byte", energy.sram_pj_per_byte},
+                                 {"energy.hbm_pj_per_byte", energy.hbm_pj_per_byte}});
+    if (energy.link_pj_per_byte) values.emplace_back("energy.link_pj_per_byte", *energy.link_pj_per_byte);
+    if (energy.vector_pj_per_element_op) {
+      values.emplace_back("energy.vector_pj_per_element_op", *energy.vector_pj_per_element_op);
+    }
   }
   for (const auto& [key, value] : values) {
     const FieldLimit& limit = *find_field_limit(key);

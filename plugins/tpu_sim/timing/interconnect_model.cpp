@@ -18,6 +18,7 @@ AllReduceEstimate estimate_all_reduce(const Hardware& hw, double bytes, AllReduc
   if (hw.cores_per_chip > 1) {
     // Each core reads its peers' partials and writes the sum: 2 B through HBM.
     out.on_chip_seconds = 2.0 * bytes / hw.hbm.bandwidth_bytes_per_s;
+    out.hbm_bytes_per_chip = 2.0 * bytes;
   }
   const auto& net = hw.interconnect;
   if (hw.chips <= 1 || net.topology == Topology::kNone) {
@@ -30,6 +31,8 @@ AllReduceEstimate estimate_all_reduce(const Hardware& hw, double bytes, AllReduc
   auto ring_all_reduce = [&](int members, double data) {
     const double fraction = static_cast<double>(members - 1) / members;
     out.link_seconds += 2.0 * fraction * data / ring_bandwidth;
+    // Reduce-scatter then all-gather: each member sends (d - 1) / d of the data twice.
+    out.link_bytes_per_chip += 2.0 * fraction * data;
     out.latency_seconds += 2.0 * (members - 1) * net.link_latency_s;
     out.steps += 2 * (members - 1);
   };

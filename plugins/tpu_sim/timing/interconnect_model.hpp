@@ -26,6 +26,10 @@ struct AllReduceEstimate {
   double on_chip_seconds = 0;  // combining the cores of a chip through HBM
   int chips = 1;
   int steps = 0;               // communication steps
+  // What each chip moves (energy_model.hpp): bytes it sends over its links,
+  // and bytes its cores read and write in HBM to combine their partials.
+  double link_bytes_per_chip = 0;
+  double hbm_bytes_per_chip = 0;
   std::string algorithm;
 };
 

@@ -104,6 +104,13 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
         checked_add(checked_mul(timing.folds_per_mxu - 1, std::max(t, r), kCycles), t + 2 * r + c - 2, kCycles);
   }
   timing.useful_macs = gemm.macs();
+  // Operands into the array at the input width, partial sums out at the
+  // accumulator's: SCALE-Sim's counts on the same folds (padding pads the
+  // streamed dimension only, which no fold count depends on).
+  const SramAccesses accesses = sram_accesses(gemm, timing.mapping, mxu.dataflow);
+  timing.vmem_access_bytes =
+      static_cast<double>(accesses.ifmap_reads + accesses.filter_reads) * bytes_per_element(mxu.input_type) +
+      static_cast<double>(accesses.ofmap_writes) * bytes_per_element(mxu.accumulator_type);
   timing.hbm = hbm_traffic(tensors, hardware_.core.vmem_bytes * options_.cores);
   const std::int64_t first_tile = product({std::min<std::int64_t>(timing.folds, mxus), r, c,
                                            bytes_per_element(mxu.input_type)}, kTensorBytes);
@@ -163,13 +170,19 @@ OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t element
 }
 
 OpTiming TimingModel::estimate_vector_op(VectorOpKind kind, std::int64_t elements, std::int64_t bytes_read,
-                                         std::int64_t bytes_written, std::int64_t element_bytes) const {
+                                         std::int64_t bytes_written, std::int64_t element_bytes,
+                                         std::int64_t vmem_bytes_read) const {
   OpTiming timing;
   timing.op = std::string(to_string(kind));
   const VectorUnitCycles vpu = vector_unit_cycles(hardware_.core.vector_unit, kind, elements);
   timing.compute_cycles = ceil_div(vpu.cycles, options_.cores);
   timing.hbm.input = bytes_read;
   timing.hbm.output = bytes_written;
+  // The unit loads every operand from VMEM and stores its results there.
+  timing.vmem_access_bytes = static_cast<double>(bytes_read) + static_cast<double>(bytes_written) +
+                             static_cast<double>(vmem_bytes_read);
+  timing.vector_element_ops =
+      static_cast<double>(elements) * vector_op_profile(kind).instructions_per_element;
   const std::int64_t width = static_cast<std::int64_t>(hardware_.core.vector_unit.sublanes) *
                              hardware_.core.vector_unit.lanes;
   finish(timing, checked_mul(std::min(elements, width), element_bytes, kTensorBytes),
@@ -191,6 +204,17 @@ void TimingModel::finish(OpTiming& timing, std::int64_t first_tile_bytes, double
   timing.seconds = static_cast<double>(timing.cycles) / hardware_.clock_hz;
   timing.arithmetic_intensity = timing.hbm_bytes > 0 ? flops / static_cast<double>(timing.hbm_bytes) : 0.0;
   timing.bound = !options_.ideal_memory && memory.memory_bound ? Bound::kMemory : Bound::kCompute;
+  timing.energy = energy_of(timing);
+}
+
+std::optional<Energy> TimingModel::energy_of(const OpTiming& timing) const {
+  EnergyCounts counts;
+  counts.macs = static_cast<double>(timing.useful_macs);
+  counts.hbm_bytes = static_cast<double>(timing.hbm_bytes);
+  // Every HBM byte also passes through VMEM (loaded into it, or stored from it).
+  counts.sram_bytes = timing.vmem_access_bytes + counts.hbm_bytes;
+  counts.vector_element_ops = timing.vector_element_ops;
+  return tpu::energy_of(hardware_, counts);
 }
 
 }  // namespace accel::tpu

@@ -3,15 +3,18 @@
 // padded to the (8, 128) tile layout), spreads the array folds over the
 // MXUs of the cores it uses, times the MXU work (analytical_model), the HBM
 // traffic and stalls (memory_model) or the vector unit (vector_unit_model),
-// and reports cycles, simulated time, utilization, bytes and the bound.
+// and reports cycles, simulated time, utilization, bytes and the bound,
+// and the op's energy when the preset has energy figures (energy_model).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "timing/analytical_model.hpp"
 #include "timing/array_mapping.hpp"
+#include "timing/energy_model.hpp"
 #include "timing/hardware_config.hpp"
 #include "timing/memory_model.hpp"
 #include "timing/op_lowering.hpp"
@@ -65,6 +68,14 @@ struct OpTiming {
   // changes the traffic (TimingModel::retime) gets the same rules again.
   double flops = 0;                     // the FLOPs of arithmetic_intensity
   std::int64_t first_tile_bytes = 0;    // bytes that must arrive before compute starts
+  // What the energy model charges beside MACs and HBM bytes: bytes the MXU
+  // (SCALE-Sim's SRAM access counts) or the vector unit (its operands) read
+  // from and write to VMEM, and vector instructions x elements.
+  double vmem_access_bytes = 0;
+  double vector_element_ops = 0;
+  // Joules (energy_model.hpp), recomputed with every change of the counts;
+  // nullopt when the preset has no energy figures.
+  std::optional<Energy> energy;
 };
 
 // One fused vector kernel: a program of `instructions_per_element` vector
@@ -77,6 +88,7 @@ struct VectorKernelWork {
   std::int64_t bytes_read = 0;     // external inputs, each once, at its own size
   std::int64_t bytes_written = 0;  // outputs, each once
   std::int64_t element_bytes = 4;
+  std::int64_t vmem_bytes_read = 0;  // inputs already in VMEM: no HBM traffic, still read (energy)
 };
 
 // The epilogue of an MXU op (bias add, activation, relu mask): vector work
@@ -85,6 +97,7 @@ struct EpilogueWork {
   std::int64_t elements = 0;
   std::int64_t instructions_per_element = 0;
   std::int64_t bytes_read = 0;  // bias and mask from HBM
+  std::int64_t vmem_bytes_read = 0;  // bias and mask already in VMEM (energy only)
 };
 
 class TimingModel {
@@ -101,9 +114,11 @@ class TimingModel {
   // it reads and writes in HBM. `op` names it in the result.
   OpTiming estimate_gemm(std::string op, const GemmShape& gemm, const OperandBytes& tensors) const;
   // A vector-unit op whose HBM traffic the caller knows (binary ops read two
-  // tensors, data movement reads and writes what it moves).
+  // tensors, data movement reads and writes what it moves); `vmem_bytes_read`
+  // are inputs already in VMEM (no HBM traffic, but the unit still reads them).
   OpTiming estimate_vector_op(VectorOpKind kind, std::int64_t elements, std::int64_t bytes_read,
-                              std::int64_t bytes_written, std::int64_t element_bytes) const;
+                              std::int64_t bytes_written, std::int64_t element_bytes,
+                              std::int64_t vmem_bytes_read = 0) const;
 
   // A fused vector kernel (timing/fused_kernel_timing.cpp): its program's
   // cycles plus each reduction's, as estimate_vector_op's kReduction costs
@@ -114,9 +129,11 @@ class TimingModel {
   // of the two; the epilogue's operands are extra HBM reads.
   OpTiming with_epilogue(OpTiming timing, const EpilogueWork& epilogue) const;
   // `timing` after its caller changed its HBM traffic (an operand read from
-  // VMEM instead): bytes, stalls, cycles, bound, intensity and utilization
-  // follow by the same rules.
+  // VMEM instead): bytes, stalls, cycles, bound, intensity, utilization and
+  // energy follow by the same rules.
   OpTiming retime(OpTiming timing) const;
+  // The energy of `timing`'s counts on this hardware (what finish computes).
+  std::optional<Energy> energy_of(const OpTiming& timing) const;
 
   const Hardware& hardware() const { return hardware_; }
   const TimingOptions& options() const { return options_; }
