@@ -3,7 +3,8 @@
 // external inputs and outputs, reductions inside it make no HBM pass of
 // their own, an MXU op's epilogue overlaps the MXU and reads only its bias
 // and mask, and tensors left in VMEM by recent kernels are read without HBM
-// traffic (VmemResidency and its modes).
+// traffic (VmemResidency and its modes); each kernel's energy follows its
+// counts.
 #include <accel/plugin/plugin_sdk.hpp>
 
 #include <gtest/gtest.h>
@@ -402,6 +403,57 @@ TEST(VmemResidency, ModesParseFromTheirNames) {
   EXPECT_TRUE(parse_residency_mode("fused", mode));
   EXPECT_EQ(to_string(mode), "fused");
   EXPECT_FALSE(parse_residency_mode("on", mode));
+}
+
+// ------------------------------------------------------------------ energy
+
+// tpu_v4 has energy figures (configs/tpu/tpu_v4.yaml): each op's details carry its joules.
+TEST(Energy, AFusionCostsLessHbmEnergyThanItsOpsOneByOne) {
+  const HostTensor x = tensor({512, 1024}), y = tensor({512, 1024});
+  Program program;
+  program.store(program.op(ACCEL_OP_NEG, program.op(ACCEL_OP_SQUARE, program.op(ACCEL_OP_RELU, program.load(0)))));
+  const OpCost fused = cost(ACCEL_OP_FUSED_ELEMENTWISE, {x}, {y}, program.over({512, 1024}));
+  tpu::Energy one_by_one;
+  for (AccelOp op : {ACCEL_OP_RELU, ACCEL_OP_SQUARE, ACCEL_OP_NEG}) one_by_one += *cost(op, {x}, {y}).timing.energy;
+  ASSERT_TRUE(fused.timing.energy.has_value());
+  // One HBM round trip instead of three; the same vector instructions.
+  EXPECT_DOUBLE_EQ(one_by_one.hbm_j, 3 * fused.timing.energy->hbm_j);
+  EXPECT_DOUBLE_EQ(fused.timing.energy->hbm_j, 2.0 * bytes_of(x) * 43.75e-12);
+  EXPECT_DOUBLE_EQ(fused.timing.energy->vector_j, one_by_one.vector_j);
+  EXPECT_LT(fused.timing.energy->total_j(), one_by_one.total_j());
+}
+
+TEST(Energy, DetailsCarryTheJoulesAndTheirParts) {
+  const HostTensor a = tensor({256, 512}), w = tensor({512, 128}), out = tensor({256, 128});
+  const OpCost matmul = cost(ACCEL_OP_MATMUL, {a, w}, {out});
+  ASSERT_TRUE(matmul.timing.energy.has_value());
+  const tpu::Energy& energy = *matmul.timing.energy;
+  EXPECT_DOUBLE_EQ(energy.mac_j, 256.0 * 512 * 128 * 0.59e-12);
+  EXPECT_DOUBLE_EQ(energy.hbm_j, static_cast<double>(matmul.timing.hbm_bytes) * 43.75e-12);
+  const std::string json = detail_json(matmul);
+  EXPECT_NE(json.find(R"("energy":{"total_j":)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("link_j":0,"vector_j":0})"), std::string::npos) << json;
+  // A batch of GEMMs costs its GEMMs' energy.
+  const HostTensor batch_a = tensor({4, 256, 512}), batch_w = tensor({4, 512, 128}), batch_out = tensor({4, 256, 128});
+  const OpCost batch = cost(ACCEL_OP_MATMUL, {batch_a, batch_w}, {batch_out});
+  EXPECT_DOUBLE_EQ(batch.timing.energy->mac_j, 4 * energy.mac_j);
+  EXPECT_DOUBLE_EQ(batch.timing.energy->total_j(), 4 * energy.total_j());
+  // A preset without figures: no energy, written as null.
+  const tpu::TimingModel v5e(tpu::load_system({.preset_or_file = "tpu_v5e"}));
+  const std::vector<HostTensor> inputs{a, w}, outputs{out};
+  const OpCost none = cost_op(v5e, ACCEL_OP_MATMUL, inputs, outputs, nullptr);
+  EXPECT_FALSE(none.timing.energy.has_value());
+  EXPECT_NE(detail_json(none).find(R"("energy":null)"), std::string::npos) << detail_json(none);
+}
+
+TEST(Energy, AResidentInputCostsNoHbmEnergyButIsStillRead) {
+  const HostTensor x = tensor({1024, 1024}), y = tensor({1024, 1024});
+  const tpu::Energy from_hbm = *cost(ACCEL_OP_NEG, {x}, {y}).timing.energy;
+  const tpu::Energy from_vmem = *cost(ACCEL_OP_NEG, {x}, {y}, nullptr, {true}).timing.energy;
+  EXPECT_DOUBLE_EQ(from_hbm.hbm_j - from_vmem.hbm_j, bytes_of(x) * 43.75e-12);
+  // The vector unit still loads x from VMEM; only the DMA's write of it into VMEM goes.
+  EXPECT_DOUBLE_EQ(from_hbm.sram_j - from_vmem.sram_j, bytes_of(x) * 1.75e-12);
+  EXPECT_DOUBLE_EQ(from_vmem.vector_j, from_hbm.vector_j);
 }
 
 TEST(FusedKernels, OnlyFusionsAndEpiloguesAreFusedKernels) {

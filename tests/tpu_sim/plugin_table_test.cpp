@@ -34,10 +34,14 @@ namespace tpu = accel::tpu;
 
 std::map<std::string, std::string> g_settings;
 std::vector<AccelOpProfile> g_reports;
+std::vector<std::string> g_details;  // each report's detail_json, which lives only during report_op
 
 AccelStatus* make_status(AccelStatusCode code, const char* message) { return new AccelStatus{code, message}; }
 void log_message(AccelLogLevel, const char*, const char*) {}
-void record_op(void*, const AccelOpProfile* profile) { g_reports.push_back(*profile); }
+void record_op(void*, const AccelOpProfile* profile) {
+  g_reports.push_back(*profile);
+  g_details.emplace_back(profile->detail_json != nullptr ? profile->detail_json : "");
+}
 const char* setting(const char* key) {
   auto found = g_settings.find(key);
   return found == g_settings.end() ? nullptr : found->second.c_str();
@@ -209,6 +213,73 @@ TEST(TpuSimTable, AllReduceUsesTheInterconnectModel) {
   ASSERT_EQ(take(extension.all_reduce(system.context(), 1e9, 1, &estimate)), ACCEL_STATUS_OK);
   EXPECT_EQ(estimate.seconds, 0.0);
   EXPECT_EQ(take(extension.all_reduce(system.context(), 1e9, 9, &estimate)), ACCEL_STATUS_INVALID_ARGUMENT);
+}
+
+AccelTpuSimDeviceTotals totals_of(const EmulatedSystem& system, int32_t core) {
+  AccelTpuSimDeviceTotals totals{};
+  totals.struct_size = sizeof(totals);
+  EXPECT_EQ(take(system.extension().device_totals(system.context(), core, &totals)), ACCEL_STATUS_OK);
+  return totals;
+}
+
+TEST(TpuSimTable, EnergyTotalsAddUpTheOpsAndTheAllReduce) {
+  // tpu_v4's figures, plus a link figure so that the all-reduce has link energy.
+  EmulatedSystem system({{"tpu_sim.chips", "2"}, {"tpu_sim.overrides", "energy.link_pj_per_byte=10"}});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  EXPECT_NE(std::string(system.extension().system_json(system.context())).find(R"("link_pj_per_byte":10.0)"),
+            std::string::npos);
+  AccelDevice* device = system.open(0);
+  g_reports.clear();
+  g_details.clear();
+  ASSERT_EQ(run_matmul(system, device, 64, 300, 200), ACCEL_STATUS_OK);
+  ASSERT_EQ(g_details.size(), 1u);
+  EXPECT_NE(g_details[0].find(R"("energy":{"total_j":)"), std::string::npos) << g_details[0];
+  AccelTpuSimDeviceTotals totals = totals_of(system, 0);
+  EXPECT_EQ(totals.energy_known, 1);
+  EXPECT_EQ(totals.energy_missing, 0);
+  EXPECT_DOUBLE_EQ(totals.mac_energy_j, 64.0 * 300 * 200 * 0.59e-12);
+  EXPECT_DOUBLE_EQ(totals.hbm_energy_j, static_cast<double>(totals.hbm_bytes) * 43.75e-12);
+  EXPECT_DOUBLE_EQ(totals.energy_j, totals.mac_energy_j + totals.sram_energy_j + totals.hbm_energy_j +
+                                        totals.link_energy_j + totals.vector_energy_j);
+  EXPECT_EQ(totals.link_energy_j, 0.0);
+
+  // 1 MB over the 4 cores of 2 chips: each chip sends 2 (2 - 1) / 2 of it over
+  // its links and combines its two cores' partials through HBM (2 MB).
+  const int32_t cores[] = {0, 1, 2, 3};
+  AccelTpuSimAllReduce estimate{};
+  estimate.struct_size = sizeof(estimate);
+  double start = 0;
+  ASSERT_EQ(take(system.extension().run_all_reduce(system.context(), 1e6, cores, 4, &estimate, &start)), ACCEL_STATUS_OK);
+  double link = 0, hbm_after = 0;
+  for (int32_t core : cores) {
+    const AccelTpuSimDeviceTotals after = totals_of(system, core);
+    link += after.link_energy_j;
+    hbm_after += after.hbm_energy_j;
+  }
+  EXPECT_DOUBLE_EQ(link, 2 * 1e6 * 10e-12);
+  EXPECT_DOUBLE_EQ(hbm_after - totals.hbm_energy_j, 2 * 2e6 * 43.75e-12);
+  ASSERT_EQ(take(system.extension().reset_totals(system.context(), -1)), ACCEL_STATUS_OK);
+  EXPECT_EQ(totals_of(system, 0).energy_j, 0.0);
+  EXPECT_EQ(totals_of(system, 0).energy_known, 1);
+}
+
+TEST(TpuSimTable, APresetWithoutEnergyFiguresReportsNone) {
+  EmulatedSystem system({{"tpu_sim.preset", "tpu_v5e"}, {"tpu_sim.chips", "2"}});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  EXPECT_NE(std::string(system.extension().system_json(system.context())).find(R"("energy":null)"), std::string::npos);
+  AccelDevice* device = system.open(0);
+  g_details.clear();
+  ASSERT_EQ(run_matmul(system, device, 64, 64, 64), ACCEL_STATUS_OK);
+  EXPECT_NE(g_details.at(0).find(R"("energy":null)"), std::string::npos) << g_details[0];
+  const int32_t cores[] = {0, 1};
+  AccelTpuSimAllReduce estimate{};
+  estimate.struct_size = sizeof(estimate);
+  double start = 0;
+  ASSERT_EQ(take(system.extension().run_all_reduce(system.context(), 1e6, cores, 2, &estimate, &start)), ACCEL_STATUS_OK);
+  const AccelTpuSimDeviceTotals totals = totals_of(system, 0);
+  EXPECT_EQ(totals.energy_known, 0);
+  EXPECT_EQ(totals.energy_j, 0.0);
+  EXPECT_EQ(totals.link_energy_j, 0.0);
 }
 
 TEST(TpuSimTable, CycleAccurateModeGivesTheAnalyticalCycles) {

@@ -62,6 +62,9 @@ OpTiming repeated(OpTiming timing, std::int64_t times, std::string op) {
   timing.gemm.m = tpu::checked_mul(timing.gemm.m, times, "the batch's counts");
   timing.seconds *= static_cast<double>(times);
   timing.flops *= static_cast<double>(times);
+  timing.vmem_access_bytes *= static_cast<double>(times);
+  timing.vector_element_ops *= static_cast<double>(times);
+  if (timing.energy) timing.energy = timing.energy->scaled(static_cast<double>(times));
   return timing;
 }
 
@@ -77,6 +80,7 @@ struct MxuExtras {
   const EpilogueSummary* epilogue = nullptr;
   std::int64_t epilogue_elements = 0;
   std::int64_t epilogue_hbm_bytes = 0;  // bias and mask not in VMEM
+  std::int64_t epilogue_vmem_bytes = 0; // bias and mask in VMEM
 };
 
 OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuExtras& extras,
@@ -95,7 +99,7 @@ OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuE
   if (extras.epilogue != nullptr && extras.epilogue->flags != 0) {
     return model.with_epilogue(std::move(timing), {extras.epilogue_elements,
                                                    extras.epilogue->vector_instructions_per_element,
-                                                   extras.epilogue_hbm_bytes});
+                                                   extras.epilogue_hbm_bytes, extras.epilogue_vmem_bytes});
   }
   return changed ? model.retime(std::move(timing)) : timing;
 }
@@ -109,6 +113,7 @@ void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTens
     const std::int64_t operand = bytes(in[static_cast<size_t>(index)]) / divisor;
     if (is_resident(resident, static_cast<size_t>(index))) {
       vmem_read_bytes += operand;
+      extras.epilogue_vmem_bytes += operand;
     } else {
       extras.epilogue_hbm_bytes += operand;
     }
@@ -117,16 +122,18 @@ void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTens
   add(epilogue.mask_input, gemms);
 }
 
-// A vector-unit op over `count` elements reading `inputs` and writing `written` bytes.
+// A vector-unit op over `count` elements reading `read` bytes from HBM and
+// `vmem_read` from VMEM, and writing `written` bytes.
 OpTiming vector_op(const tpu::TimingModel& model, VectorOpKind kind, std::int64_t count, std::int64_t read,
-                   std::int64_t written, AccelDType dtype, const char* name) {
+                   std::int64_t written, AccelDType dtype, const char* name, std::int64_t vmem_read = 0) {
   if (count <= 0) {
     OpTiming nothing;
     nothing.op = name;
+    nothing.energy = model.energy_of(nothing);  // zero joules (with figures)
     return nothing;
   }
   OpTiming timing = model.estimate_vector_op(kind, count, read, written,
-                                             std::max<std::int64_t>(1, sdk::dtype_size(dtype)));
+                                             std::max<std::int64_t>(1, sdk::dtype_size(dtype)), vmem_read);
   timing.op = name;
   return timing;
 }
@@ -161,7 +168,7 @@ OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std
     timing = model.estimate_matmul(m, n, k, type);
     gemms = batch;
   }
-  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(y) / gemms, 0};
+  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(y) / gemms, 0, 0};
   epilogue_operands(*cost.epilogue, in, resident, gemms, extras, cost.vmem_read_bytes);
   timing = apply_extras(model, std::move(timing), extras, cost.vmem_read_bytes);
   if (gemms > 1) {
@@ -230,7 +237,7 @@ OpCost convolution(const tpu::TimingModel& model, AccelOp op, std::span<const Ho
                    std::span<const HostTensor> out, const void* attributes, const ResidentInputs& resident) {
   OpCost cost;
   cost.epilogue = read_epilogue(op, attributes, in.size());
-  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(out[0]), 0};
+  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(out[0]), 0, 0};
   epilogue_operands(*cost.epilogue, in, resident, 1, extras, cost.vmem_read_bytes);
   cost.timing = apply_extras(model, convolution_gemm(model, op, in, out, attributes), extras, cost.vmem_read_bytes);
   if (cost.epilogue->flags == 0) cost.epilogue.reset();
@@ -252,6 +259,7 @@ OpCost fusion(const tpu::TimingModel& model, std::span<const HostTensor> in, std
     (is_resident(resident, index) ? cost.vmem_read_bytes : work.bytes_read) += bytes(in[index]);
   }
   work.bytes_written = bytes(out);
+  work.vmem_bytes_read = cost.vmem_read_bytes;
   std::int64_t element_bytes = 1;
   for (std::span<const HostTensor> tensors : {in, out}) {
     for (const HostTensor& tensor : tensors) {
@@ -297,7 +305,7 @@ OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const
   const std::int64_t out_elements = out.empty() ? 0 : elements(out[0]);
   const std::int64_t in_elements = in.empty() ? 0 : elements(in[0]);
   auto over = [&](VectorOpKind kind, std::int64_t count, std::int64_t bytes_written) {
-    return vector_op(model, kind, count, read, bytes_written, dtype, name);
+    return vector_op(model, kind, count, read, bytes_written, dtype, name, cost.vmem_read_bytes);
   };
   cost.timing = [&] {
     if (is_transcendental(op)) return over(VectorOpKind::kTranscendental, out_elements, written);
@@ -351,6 +359,17 @@ std::string op_names(const std::vector<AccelOp>& ops) {
   return quoted_list(names);
 }
 
+// `"energy":{...}` in joules, or null without the preset's figures; a part
+// whose work ran without a figure (vector, link) is null and not in the total.
+std::string energy_json(const std::optional<tpu::Energy>& energy) {
+  if (!energy) return R"("energy":null)";
+  auto part = [](double joules, bool missing) { return missing ? std::string("null") : fmt::format("{:.6g}", joules); };
+  return fmt::format(R"("energy":{{"total_j":{:.6g},"mac_j":{:.6g},"sram_j":{:.6g},"hbm_j":{:.6g},"link_j":{},)"
+                     R"("vector_j":{}}})",
+                     energy->total_j(), energy->mac_j, energy->sram_j, energy->hbm_j,
+                     part(energy->link_j, energy->link_missing), part(energy->vector_j, energy->vector_missing));
+}
+
 }  // namespace
 
 bool runs_on_mxu(AccelOp op) noexcept {
@@ -384,6 +403,7 @@ std::string detail_json(const OpCost& cost) {
       timing.compute_cycles, timing.memory_cycles, timing.stall_cycles, timing.arithmetic_intensity,
       timing.mxu_utilization, timing.hbm.input, timing.hbm.weights, timing.hbm.output, timing.hbm_bytes,
       cost.vmem_read_bytes);
+  json += "," + energy_json(timing.energy);
   if (cost.fusion) {
     const FusionSummary& fusion = *cost.fusion;
     json += fmt::format(

@@ -42,7 +42,7 @@ OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const host_k
 
 // The figures AccelOpProfile has no field for, as one JSON object: GEMM
 // shape, folds, compute/memory/stall cycles, arithmetic intensity, HBM bytes
-// per operand, VMEM reads, and a fusion's program or an epilogue.
+// per operand, VMEM reads, energy, and a fusion's program or an epilogue.
 std::string detail_json(const OpCost& cost);
 
 }  // namespace accel::tpu_sim

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "energy_totals.hpp"
 #include "op_costing.hpp"
 #include "timing/checked_count.hpp"
 #include "tpu_sim_plugin.hpp"
@@ -90,6 +91,7 @@ std::int64_t record_on_timeline(TensorCore& core, const tpu::OpTiming& timing) {
   totals.hbm_bytes = tpu::saturating_add(totals.hbm_bytes, timing.hbm_bytes);
   totals.stall_cycles = tpu::saturating_add(totals.stall_cycles, timing.stall_cycles);
   totals.useful_macs = tpu::saturating_add(totals.useful_macs, timing.useful_macs);
+  if (timing.energy) add_energy(totals, *timing.energy);
   return start;
 }
 

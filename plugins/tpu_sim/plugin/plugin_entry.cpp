@@ -35,7 +35,7 @@ void require(bool condition, const char* message) {
 
 std::string describe_system(const AccelPluginContext& context) {
   const tpu::Hardware& hw = context.hardware;
-  const nlohmann::json system = {
+  nlohmann::json system = {
       {"preset", hw.name},
       {"source", hw.source},
       {"chips", hw.chips},
@@ -53,6 +53,17 @@ std::string describe_system(const AccelPluginContext& context) {
       {"topology", to_string(hw.interconnect.topology)},
       {"dims", hw.interconnect.dims},
   };
+  system["energy"] = nullptr;  // the preset has no energy figures
+  if (hw.energy) {
+    const tpu::EnergyConfig& energy = *hw.energy;
+    auto optional = [](const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
+    system["energy"] = {{"mac_pj", energy.mac_pj},
+                        {"sram_pj_per_byte", energy.sram_pj_per_byte},
+                        {"hbm_pj_per_byte", energy.hbm_pj_per_byte},
+                        {"link_pj_per_byte", optional(energy.link_pj_per_byte)},
+                        {"vector_pj_per_element_op", optional(energy.vector_pj_per_element_op)},
+                        {"sources", energy.sources}};
+  }
   return system.dump();
 }
 

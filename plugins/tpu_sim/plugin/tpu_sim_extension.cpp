@@ -1,7 +1,8 @@
 // The "accel.tpu_sim.v1" extension table (accel/plugin/tpu_sim_extension.h):
 // per-core totals of the simulated timelines, their reset, the all-reduce
 // estimate over the system's interconnect, running such an all-reduce on the
-// cores' timelines, and the system as JSON.
+// cores' timelines (with its energy, shared among them), and the system as
+// JSON.
 #include <accel/plugin/plugin_sdk.hpp>
 
 #include <algorithm>
@@ -10,8 +11,11 @@
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
+#include "energy_totals.hpp"
 #include "timing/checked_count.hpp"
+#include "timing/energy_model.hpp"
 #include "timing/interconnect_model.hpp"
 #include "tpu_sim_plugin.hpp"
 
@@ -39,6 +43,7 @@ AccelStatus* device_totals(AccelPluginContext* context, int32_t physical_index,
     const double peak_macs = static_cast<double>(tpu::peak_macs_per_cycle_per_core(context->hardware));
     current.mxu_utilization =
         current.cycles > 0 ? static_cast<double>(current.useful_macs) / (peak_macs * static_cast<double>(current.cycles)) : 0.0;
+    current.energy_known = context->hardware.energy ? 1 : 0;
     // Only the fields the caller's struct has (an older host's is shorter).
     const size_t caller_size = std::min(totals->struct_size, sizeof(AccelTpuSimDeviceTotals));
     current.struct_size = caller_size;
@@ -75,8 +80,10 @@ tpu::Hardware slice_of(const tpu::Hardware& system, int chips) {
   return slice;
 }
 
-// The all-reduce estimate over `cores` TensorCores (whole chips first).
-AccelTpuSimAllReduce estimate_for(const AccelPluginContext& context, double bytes, int32_t cores) {
+// The all-reduce estimate over `cores` TensorCores (whole chips first), and
+// its energy over every chip taking part when `energy` is given.
+AccelTpuSimAllReduce estimate_for(const AccelPluginContext& context, double bytes, int32_t cores,
+                                  std::optional<tpu::Energy>* energy = nullptr) {
   require(bytes >= 0, "all-reduce size must be >= 0 bytes");
   const tpu::Hardware& hw = context.hardware;
   const int total_cores = static_cast<int>(context.cores.size());
@@ -93,6 +100,7 @@ AccelTpuSimAllReduce estimate_for(const AccelPluginContext& context, double byte
   tpu::Hardware slice = slice_of(hw, chips);
   slice.cores_per_chip = std::min(cores, hw.cores_per_chip);
   const tpu::AllReduceEstimate result = tpu::estimate_all_reduce(slice, bytes);
+  if (energy != nullptr) *energy = tpu::all_reduce_energy(slice, result);
   estimate.seconds = result.seconds;
   estimate.link_seconds = result.link_seconds;
   estimate.latency_seconds = result.latency_seconds;
@@ -124,7 +132,10 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
     require(std::adjacent_find(indices.begin(), indices.end()) == indices.end(), "run_all_reduce: a core is listed twice");
     std::vector<TensorCore*> cores;
     for (int32_t index : indices) cores.push_back(&core_at(*context, index));
-    *estimate = estimate_for(*context, bytes, count);
+    std::optional<tpu::Energy> energy;
+    *estimate = estimate_for(*context, bytes, count, &energy);
+    // Each core carries an equal share, so the cores' totals add up to the collective's energy.
+    if (energy) *energy = energy->scaled(1.0 / static_cast<double>(count));
     const double clock_hz = context->hardware.clock_hz;
     const std::int64_t cycles = tpu::checked_round_count(estimate->seconds * clock_hz, "the all-reduce's cycles");
     // Every timeline at once (locked in index order), so the collective is one point in simulated time.
@@ -140,6 +151,7 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
       timeline.end_cycle = tpu::saturating_add(start, cycles);
       totals.cycles = timeline.end_cycle;
       totals.seconds = static_cast<double>(totals.cycles) / totals.clock_hz;
+      if (energy) add_energy(totals, *energy);
     }
     *start_seconds = static_cast<double>(start) / clock_hz;
   });

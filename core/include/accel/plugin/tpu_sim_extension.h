@@ -38,7 +38,24 @@ typedef struct AccelTpuSimDeviceTotals {
   /* Appended (check struct_size): */
   int64_t collective_cycles;  /* cycles in all-reduces over the interconnect (run_all_reduce) */
   int64_t idle_cycles;        /* cycles waiting at a collective for slower cores */
+  /* Appended (check struct_size): dynamic energy in joules of the ops and of
+     this core's share of the all-reduces, from the preset's energy figures
+     (docs/tpu-emulator.md, "Energy"). energy_known = 0: the preset has none
+     and every *_energy_j is 0. energy_missing: ACCEL_TPU_SIM_ENERGY_* bits of
+     the kinds of work that ran without a figure (left out of energy_j). */
+  int32_t energy_known;
+  int32_t energy_missing;
+  double energy_j;            /* the sum of the parts below */
+  double mac_energy_j;        /* MXU multiply-accumulates */
+  double sram_energy_j;       /* on-chip SRAM (VMEM) reads and writes */
+  double hbm_energy_j;        /* HBM reads and writes */
+  double link_energy_j;       /* bytes sent over the inter-chip links */
+  double vector_energy_j;     /* vector-unit element-instructions */
 } AccelTpuSimDeviceTotals;
+
+/* Bits of AccelTpuSimDeviceTotals.energy_missing. */
+#define ACCEL_TPU_SIM_ENERGY_LINK_MISSING 1
+#define ACCEL_TPU_SIM_ENERGY_VECTOR_MISSING 2
 
 /* Simulated time of an all-reduce over the system's interconnect. */
 typedef struct AccelTpuSimAllReduce {
