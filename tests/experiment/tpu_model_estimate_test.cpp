@@ -2,8 +2,9 @@
 // emulated TPU from shapes alone (tpu_sim.values=none) is bitwise the
 // simulated time of the same step actually run with values (--values
 // compute); a file with only name: and model: is estimated with SGD on a mean
-// squared error; fusions are named by what they fuse; a sweep over a preset
-// field re-estimates per value; a file without an input shape is refused.
+// squared error; fusions are named by what they fuse; on an emulated slice
+// the all-reduce is part of the step; a sweep over a preset field
+// re-estimates per value; a file without an input shape is refused.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,24 @@ TEST(TpuModelEstimate, TimingOnlyEqualsTheStepRunWithValuesBitwise) {
   EXPECT_TRUE(has_epilogue) << timing_only["by_op"].dump();
   EXPECT_TRUE(has_fusion) << timing_only["by_op"].dump();
   EXPECT_NEAR(seconds, timing_only["step_seconds"].get<double>(), 1e-12 + 1e-9 * seconds);
+}
+
+// Under TPUStrategy on an emulated v4-8, the step is the slowest core plus
+// the gradient all-reduce over the interconnect; timing only equals the step
+// run with values there too.
+TEST(TpuModelEstimate, OnASliceTheStepIncludesTheAllReduce) {
+  const fs::path file = write_model_file("slice", kResidualCnn);
+  const json timing_only = estimate(file, "--batch 16 --slice v4-8");
+  const json with_values = estimate(file, "--batch 16 --slice v4-8 --values compute");
+  ASSERT_TRUE(timing_only.is_object() && with_values.is_object());
+  EXPECT_EQ(timing_only["replicas"], 8);
+  EXPECT_GT(timing_only["all_reduce_seconds"].get<double>(), 0.0);
+  EXPECT_GT(timing_only["step_seconds"].get<double>(), timing_only["all_reduce_seconds"].get<double>());
+  EXPECT_EQ(timing_only["step_seconds"].get<double>(), with_values["step_seconds"].get<double>());
+  EXPECT_EQ(timing_only["by_op"], with_values["by_op"]);
+  // Each replica trains on 16 / 8 examples: less work per core than one core on all 16.
+  const json one_core = estimate(file, "--batch 16");
+  EXPECT_LT(timing_only["flops"].get<double>(), one_core["flops"].get<double>());
 }
 
 TEST(TpuModelEstimate, AModelOnlyFileIsEstimatedWithSgdOnAMeanSquaredError) {

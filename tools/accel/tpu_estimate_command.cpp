@@ -1,6 +1,8 @@
 #include "tpu_estimate_command.hpp"
 
+#ifdef HAVE_ACCEL_EXPERIMENT
 #include "tpu_model_estimate.hpp"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -217,21 +219,12 @@ void add_tpu_command(CLI::App& app) {
   tpu->require_subcommand(1);
   CLI::App* estimate = tpu->add_subcommand(
       "estimate", "Time an op, or a model's compiled step (--model), on a TPU preset (simulated; no tensor values)");
-  estimate->require_subcommand(0, 1);
+#ifdef HAVE_ACCEL_EXPERIMENT
+  estimate->require_subcommand(0, 1);  // or --model (tpu_model_estimate.cpp)
+#else
+  estimate->require_subcommand(1);
+#endif
   auto request = std::make_shared<TpuEstimateRequest>();
-  auto model_request = std::make_shared<TpuModelEstimateRequest>();
-  estimate->add_option("--model", model_request->file,
-                       "An experiment file, or one with only name: and model: (then SGD on a mean squared error)");
-  estimate->add_option("--batch", model_request->batch, "--model: the global batch (default the file's data.batch, or 32)");
-  estimate->add_flag("--inference", model_request->inference, "--model: a predict step instead of a training step");
-  estimate->add_flag("--training", [model_request](std::int64_t) { model_request->inference = false; },
-                     "--model: a training step (the default)");
-  estimate->add_option("--run", model_request->run, "--model: which run of the file (default the first)");
-  estimate->add_option("--values", model_request->values,
-                       "--model: none (timing only, the default) or compute (also compute every tensor)")
-      ->capture_default_str();
-  estimate->add_option("--sweep", model_request->sweep,
-                       "--model: one estimate per value of a preset field, e.g. --sweep core.mxu.rows=64,128,256");
   estimate->add_option("--preset", request->preset, "Preset name (configs/tpu) or a YAML file")
       ->capture_default_str();
   estimate->add_option("--set", request->overrides, "Override a field, e.g. --set core.mxu.rows=64");
@@ -243,18 +236,9 @@ void add_tpu_command(CLI::App& app) {
   estimate->add_flag("--scalesim", request->scalesim, "SCALE-Sim v2 cycle conventions (implies ideal memory)");
   estimate->add_flag("--json", request->json, "Print one JSON object");
 
-  estimate->callback([estimate, request, model_request] {
-    if (!estimate->get_subcommands().empty()) {
-      if (!model_request->file.empty()) throw CLI::ValidationError("--model", "takes no op (gemm, conv2d, ...)");
-      return;
-    }
-    if (model_request->file.empty()) throw CLI::RequiredError("an op (gemm, conv2d, vector, allreduce) or --model FILE");
-    model_request->preset = request->preset;
-    model_request->overrides = request->overrides;
-    model_request->json = request->json;
-    const int code = run_tpu_model_estimate(*model_request, std::cout, std::cerr);
-    if (code != 0) throw CLI::RuntimeError(code);
-  });
+#ifdef HAVE_ACCEL_EXPERIMENT
+  add_model_estimate_options(*estimate, request);
+#endif
 
   auto run = [request](const std::string& op) {
     request->op = op;

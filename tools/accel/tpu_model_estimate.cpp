@@ -7,12 +7,14 @@
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/experiment/tpu_step_estimate.hpp>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -67,8 +69,9 @@ std::vector<int64_t> model_example_shape(const YAML::Node& model, const experime
 // The file's text, with what a model-only file leaves out: synthetic data of
 // the model's input shape (one-hot labels, so that a mean squared error
 // compares them with a [batch, classes] output) and an SGD step on a mean
-// squared error.
-std::string completed_experiment(const std::string& file, const experiment::LoadOptions& options) {
+// squared error; and a TPUStrategy on `slice` ("v4-8") when asked.
+std::string completed_experiment(const std::string& file, const std::string& slice,
+                                 const experiment::LoadOptions& options) {
   std::string text = read_text(file);
   const YAML::Node root = YAML::Load(text);
   if (!root.IsMap() || !root["model"]) return text;  // the loader names what is wrong
@@ -77,6 +80,10 @@ std::string completed_experiment(const std::string& file, const experiment::Load
                         shape_text(model_example_shape(root["model"], options, file)));
   }
   if (!root["training"]) text += "\ntraining: {optimizer: sgd, loss: mean_squared_error}\n";
+  if (!slice.empty()) {
+    if (root["strategy"]) throw InvalidArgumentError(file + ": --slice and the file's own strategy: keep one");
+    text += "\nstrategy: {tpu: {tpu: 'sim://" + slice + "'}}\n";
+  }
   return text;
 }
 
@@ -85,10 +92,16 @@ double percent(double part, double whole) { return whole > 0 ? 100.0 * part / wh
 void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out) {
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
   const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
-  out << fmt::format("{} on {} (TPU:0), batch {}, one compiled {} step\n", estimate.model, preset, estimate.batch,
-                     estimate.training ? "training" : "inference");
+  out << fmt::format("{} on {} ({}), batch {}, one compiled {} step\n", estimate.model, preset,
+                     estimate.replicas > 1 ? fmt::format("TPUStrategy, {} replicas; ops of TPU:0", estimate.replicas)
+                                           : std::string("TPU:0"),
+                     estimate.batch, estimate.training ? "training" : "inference");
   out << fmt::format("step time   {:.6g} ms simulated ({} cycles, {} op calls); estimated in {:.3f} s\n",
                      estimate.step_seconds * 1e3, estimate.cycles, estimate.ops, estimate.wall_seconds);
+  if (estimate.replicas > 1) {
+    out << fmt::format("all-reduce  {:.6g} ms of it, {:.4g} MB of gradients over the interconnect\n",
+                       estimate.all_reduce_seconds * 1e3, estimate.all_reduce_bytes / 1e6);
+  }
   out << fmt::format("compute     {:.4g} GFLOP, {:.4g} TFLOP/s of {:.4g} peak; MXU utilization {:.1f}%\n",
                      estimate.flops / 1e9, estimate.achieved_flops / 1e12, estimate.peak_flops / 1e12,
                      100.0 * estimate.mxu_utilization);
@@ -128,6 +141,8 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
                                       request.file, request.preset, request.values);
     if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
     if (request.inference) command += " --inference";
+    if (!request.slice.empty()) command += fmt::format(" --slice '{}'", request.slice);
+    for (const std::string& field : request.file_overrides) command += fmt::format(" --model-set '{}'", field);
     if (!request.run.empty()) command += fmt::format(" --run '{}'", request.run);
     for (const std::string& field : request.overrides) command += fmt::format(" --set '{}'", field);
     command += fmt::format(" --set '{}={}' 2>&1", key, value);
@@ -181,8 +196,11 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     config::set_setting("tpu_sim.values", request.values);
     experiment::LoadOptions options;
     inspect_keras_files(options);
+    options.overrides = request.file_overrides;
+    // Devices are listed by the estimate itself, after a slice is initialized.
+    options.device_catalog = [] { return experiment::fixed_device_catalog({{"CPU", 1}, {"TPU", 4096}}); };
     const experiment::Experiment experiment =
-        experiment::load_experiment_text(completed_experiment(request.file, options), request.file, options);
+        experiment::load_experiment_text(completed_experiment(request.file, request.slice, options), request.file, options);
     const experiment::RunConfig* chosen = nullptr;
     for (const experiment::RunConfig& run : experiment.runs) {
       if (request.run.empty() || run.name == request.run) {
@@ -206,6 +224,38 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     err << "accel tpu estimate: " << error.what() << "\n";
     return 2;
   }
+}
+
+void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEstimateRequest>& op_request) {
+  auto request = std::make_shared<TpuModelEstimateRequest>();
+  estimate.add_option("--model", request->file,
+                      "An experiment file, or one with only name: and model: (then SGD on a mean squared error)");
+  estimate.add_option("--batch", request->batch, "--model: the global batch (default the file's data.batch, or 32)");
+  estimate.add_flag("--inference", request->inference, "--model: a predict step instead of a training step");
+  estimate.add_flag("--training", [request](std::int64_t) { request->inference = false; },
+                    "--model: a training step (the default)");
+  estimate.add_option("--run", request->run, "--model: which run of the file (default the first)");
+  estimate.add_option("--slice", request->slice,
+                      "--model: data-parallel under TPUStrategy on an emulated slice, e.g. v4-8 (4 chips, 8 cores)");
+  estimate.add_option("--model-set", request->file_overrides,
+                      "--model: override a key of the file, as accel run --set, e.g. 'data.shape=[224, 224, 3]'");
+  estimate.add_option("--values", request->values,
+                      "--model: none (timing only, the default) or compute (also compute every tensor)")
+      ->capture_default_str();
+  estimate.add_option("--sweep", request->sweep,
+                      "--model: one estimate per value of a preset field, e.g. --sweep core.mxu.rows=64,128,256");
+  estimate.callback([&estimate, request, op_request] {
+    if (!estimate.get_subcommands().empty()) {
+      if (!request->file.empty()) throw CLI::ValidationError("--model", "takes no op (gemm, conv2d, ...)");
+      return;
+    }
+    if (request->file.empty()) throw CLI::RequiredError("an op (gemm, conv2d, vector, allreduce) or --model FILE");
+    request->preset = op_request->preset;
+    request->overrides = op_request->overrides;
+    request->json = op_request->json;
+    const int code = run_tpu_model_estimate(*request, std::cout, std::cerr);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
 }
 
 }  // namespace accel::cli

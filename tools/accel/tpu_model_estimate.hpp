@@ -1,5 +1,5 @@
 // `accel tpu estimate --model FILE.yaml [--batch N] [--training|--inference]
-// [--run NAME] [--values none|compute] [--sweep KEY=V1,V2,...] [--json]`:
+// [--run NAME] [--slice v4-8] [--values none|compute] [--sweep KEY=V1,V2,...] [--json]`:
 // one compiled step of an experiment's model (or of a file holding only
 // `name:` and `model:`, trained by SGD on a mean squared error) timed on the
 // emulated TPU from shapes alone (experiment::estimate_tpu_step with
@@ -8,8 +8,11 @@
 // estimate in a child process per value of a preset field.
 #pragma once
 
+#include "tpu_estimate_command.hpp"
+
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,8 +27,14 @@ struct TpuModelEstimateRequest {
   bool inference = false;              // --inference (default --training)
   std::string values = "none";         // --values: none (timing only) or compute
   std::string sweep;                   // --sweep key=v1,v2,...
+  std::string slice;                   // --slice v4-8: under a TPUStrategy on that emulated slice
+  std::vector<std::string> file_overrides;  // --model-set key=value: applied to the file, as accel run --set
   bool json = false;
 };
+
+// Adds --model and its options to `accel tpu estimate`, which then runs
+// without an op; --preset, --set and --json come from the op request.
+void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEstimateRequest>& op_request);
 
 // Returns the exit code: 0, or 2 with the message on `err`.
 int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err);

@@ -3,6 +3,7 @@
 // step and the measured one) and by the ops the plugin reported (profiler).
 #include <accel/experiment/tpu_step_estimate.hpp>
 
+#include <accel/distribute/tpu_strategy.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/ops.hpp>
@@ -19,6 +20,7 @@
 
 #include "backend_peak.hpp"
 #include "model_factory.hpp"
+#include "strategy_factory.hpp"
 
 namespace accel::experiment {
 namespace {
@@ -90,6 +92,13 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
     throw InvalidArgumentError("run '" + run.name + "': a TPU step estimate needs a model, its data and training");
   }
   const auto wall_start = std::chrono::steady_clock::now();
+  const bool tpu_strategy = run.strategy && run.strategy->name == "tpu";
+  if (run.strategy && !tpu_strategy) {
+    throw InvalidArgumentError("run '" + run.name + "': strategy " + run.strategy->name +
+                               " does not run on the emulated TPU; a TPU step estimate takes none or tpu");
+  }
+  // The slice's chips are read when the emulator loads: before any device use.
+  if (tpu_strategy) distribute::initialize_tpu_system(make_tpu_resolver(*run.strategy));
   const std::optional<TpuEmulator> emulator = TpuEmulator::find();
   if (!emulator) {
     throw FailedPreconditionError("no TPU emulator: the tpu_sim plugin did not load (see `accel devices`)");
@@ -103,18 +112,38 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   estimate.peak_flops = peak.peak_flops_per_second.value_or(0);
   estimate.hbm_bandwidth = peak.bandwidth_bytes_per_second.value_or(0);
 
-  DeviceScope on_tpu(device);
-  keras::set_random_seed(static_cast<uint64_t>(run.training->seed.value_or(42)));
-  const std::shared_ptr<keras::Model> model =
-      make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
+  std::vector<std::string> notes;
+  const std::unique_ptr<distribute::Strategy> strategy = tpu_strategy ? make_strategy(run, notes) : nullptr;
+  auto* tpu = dynamic_cast<distribute::TPUStrategy*>(strategy.get());
+  estimate.replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+  std::shared_ptr<keras::Model> model;
+  {
+    std::optional<DeviceScope> on_tpu;
+    std::optional<distribute::StrategyScope> in_scope;
+    if (strategy) {
+      in_scope.emplace(*strategy);
+    } else {
+      on_tpu.emplace(device);
+    }
+    keras::set_random_seed(static_cast<uint64_t>(run.training->seed.value_or(42)));
+    model = make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
+    model->compile(make_optimizer(run.training->optimizer), make_loss(run.training->loss), {},
+                   keras::CompileOptions{.jit_compile = true});
+  }
   estimate.model = model->name();
-  model->compile(make_optimizer(run.training->optimizer), make_loss(run.training->loss), {},
-                 keras::CompileOptions{.jit_compile = true});
+  // The batch: on the TPU without a strategy (fed whole, so the step is only
+  // its own ops); on the host under one, which splits it to the replicas
+  // (host-to-HBM copies are not timed).
+  std::optional<DeviceScope> data_device;
+  data_device.emplace(strategy ? find_device("/CPU:0") : device);
   const keras::KerasTensor& input = model->inputs().front();
   std::vector<int64_t> input_dims{estimate.batch};
   input_dims.insert(input_dims.end(), input.shape().begin() + 1, input.shape().end());
   const Tensor x = ops::zeros(Shape(input_dims), input.dtype());
   const Tensor y = zero_labels(run.training->loss.name, model->outputs().front().shape(), estimate.batch);
+  data_device.reset();
+  std::optional<DeviceScope> on_tpu;
+  if (!strategy) on_tpu.emplace(device);
   auto step = [&] {
     if (options.training) {
       model->fit(x, y, {.batch_size = estimate.batch, .verbose = 0, .shuffle = false});
@@ -125,14 +154,21 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   };
   step();  // traces and compiles; runs eagerly once
   emulator->reset_totals();
+  if (tpu != nullptr) tpu->reset_step_times();
   profiler::start();
   step();  // the compiled step
   profiler::stop();
 
-  const TpuCoreTotals totals = emulator->totals(0);
+  const TpuCoreTotals totals = emulator->totals(device.plugin_device_index());
   std::vector<profiler::OpRecord> records = profiler::records();
   std::erase_if(records, [&](const profiler::OpRecord& record) { return record.device != device.name(); });
   estimate.step_seconds = totals.seconds;
+  if (tpu != nullptr && options.training && !tpu->step_times().empty()) {
+    const distribute::TpuStepTime& time = tpu->step_times().back();
+    estimate.step_seconds = time.total_seconds;
+    estimate.all_reduce_seconds = time.all_reduce_seconds;
+    estimate.all_reduce_bytes = time.all_reduce_bytes;
+  }
   estimate.cycles = totals.cycles;
   estimate.ops = totals.ops;
   estimate.hbm_bytes = static_cast<double>(totals.hbm_bytes);
@@ -140,7 +176,9 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   estimate.mxu_utilization = totals.mxu_utilization;
   estimate.by_op = costs_by_op(records);
   for (const TpuOpCost& cost : estimate.by_op) estimate.flops += cost.flops;
-  estimate.achieved_flops = estimate.step_seconds > 0 ? estimate.flops / estimate.step_seconds : 0;
+  // Per core: the first replica's work against one core's roof.
+  const double core_seconds = totals.seconds;
+  estimate.achieved_flops = core_seconds > 0 ? estimate.flops / core_seconds : 0;
   estimate.arithmetic_intensity = estimate.hbm_bytes > 0 ? estimate.flops / estimate.hbm_bytes : 0;
   estimate.roofline_flops = std::min(estimate.peak_flops, estimate.arithmetic_intensity * estimate.hbm_bandwidth);
   estimate.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -166,7 +204,10 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
       {"system", nlohmann::json::parse(estimate.system_json, nullptr, false)},
       {"batch", estimate.batch},
       {"step", estimate.training ? "training" : "inference"},
+      {"replicas", estimate.replicas},
       {"step_seconds", estimate.step_seconds},
+      {"all_reduce_seconds", estimate.all_reduce_seconds},
+      {"all_reduce_bytes", estimate.all_reduce_bytes},
       {"cycles", estimate.cycles},
       {"ops", estimate.ops},
       {"flops", estimate.flops},

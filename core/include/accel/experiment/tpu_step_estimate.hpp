@@ -1,8 +1,10 @@
 // What one compiled step of an experiment's model costs on the emulated TPU:
-// the model is built on /TPU:0, compiled (jit_compile), and its step run
-// twice (the first traces, the second replays the compiled graph); the
-// second is the one reported, from the emulator's simulated timeline and the
-// ops it reported. Run with the emulator in timing-only mode
+// the model is built on /TPU:0 (or under the run's TPUStrategy, one replica
+// per TensorCore of the slice, with the gradient all-reduce on the
+// interconnect), compiled (jit_compile), and its step run twice (the first
+// traces, the second replays the compiled graph); the second is the one
+// reported, from the emulator's simulated timeline and the ops it reported
+// (the first replica's core for the breakdown). Run with the emulator in timing-only mode
 // (tpu_sim.values=none) it computes no tensor values, so a step of any size
 // is estimated in the time its op calls take; with values it is exactly the
 // step `accel run` trains. `accel tpu estimate --model FILE.yaml` prints it.
@@ -38,9 +40,12 @@ struct TpuOpCost {
 struct TpuStepEstimate {
   std::string model;
   std::string system_json;  // the emulated system (preset, chips, cores, ...)
-  int64_t batch = 0;
+  int64_t batch = 0;       // global
   bool training = true;
-  double step_seconds = 0;  // simulated
+  int replicas = 1;         // TensorCores the step runs on (a TPUStrategy's)
+  double step_seconds = 0;  // simulated: the slowest core, plus the all-reduce
+  double all_reduce_seconds = 0;  // the gradient all-reduce (TPUStrategy)
+  double all_reduce_bytes = 0;
   int64_t cycles = 0;
   int64_t ops = 0;          // op calls of the compiled step
   double flops = 0;
@@ -57,7 +62,9 @@ struct TpuStepEstimate {
 };
 
 // Throws accel::Error when the model cannot be built or stepped, and
-// FailedPreconditionError when there is no TPU emulator.
+// FailedPreconditionError when there is no TPU emulator. A run with a tpu
+// strategy initializes its slice (initialize_tpu_system), so the runtime must
+// not have listed devices before.
 TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOptions& options = {});
 
 // The estimate as one JSON object (the keys of TpuStepEstimate).
