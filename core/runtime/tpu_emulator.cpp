@@ -4,6 +4,8 @@
 #include <accel/plugin/tpu_sim_extension.h>
 #include <accel/runtime.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 
 #include "runtime/status.hpp"
@@ -32,7 +34,44 @@ TpuCoreTotals TpuEmulator::totals(int core) const {
     result.collective_cycles = totals.collective_cycles;
     result.idle_cycles = totals.idle_cycles;
   }
+  if (ACCEL_STRUCT_HOLDS(&totals, AccelTpuSimDeviceTotals, vector_energy_j) && totals.energy_known != 0) {
+    TpuEnergy& energy = result.energy.emplace();
+    energy.total_j = totals.energy_j;
+    energy.mac_j = totals.mac_energy_j;
+    energy.sram_j = totals.sram_energy_j;
+    energy.hbm_j = totals.hbm_energy_j;
+    energy.link_j = totals.link_energy_j;
+    energy.vector_j = totals.vector_energy_j;
+    energy.link_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_LINK_MISSING) != 0;
+    energy.vector_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_VECTOR_MISSING) != 0;
+  }
   return result;
+}
+
+TpuEnergy& TpuEnergy::operator+=(const TpuEnergy& other) {
+  total_j += other.total_j;
+  mac_j += other.mac_j;
+  sram_j += other.sram_j;
+  hbm_j += other.hbm_j;
+  link_j += other.link_j;
+  vector_j += other.vector_j;
+  link_missing = link_missing || other.link_missing;
+  vector_missing = vector_missing || other.vector_missing;
+  return *this;
+}
+
+std::optional<TpuEnergy> TpuEmulator::system_energy() const {
+  // The system JSON says how many cores (physical devices) there are.
+  const nlohmann::json system = nlohmann::json::parse(system_json(), nullptr, false);
+  const int cores = system.is_object() ? system.value("devices", 0) : 0;
+  std::optional<TpuEnergy> sum;
+  for (int core = 0; core < cores; ++core) {
+    const std::optional<TpuEnergy> energy = totals(core).energy;
+    if (!energy) return std::nullopt;  // no figures: every core is the same
+    if (!sum) sum.emplace();
+    *sum += *energy;
+  }
+  return sum;
 }
 
 void TpuEmulator::reset_totals() const {

@@ -1,5 +1,5 @@
 // The report side without running anything: results.json round trip, the
-// headline figures, metrics.csv, the SVG charts, the HTML page's plots, and
+// headline figures, the emulator's energy, metrics.csv, the SVG charts, the HTML page's plots, and
 // the time to generate every report file for a run of 10,000 steps.
 #include <accel/experiment/compare_report.hpp>
 #include <accel/experiment/headline.hpp>
@@ -141,6 +141,58 @@ TEST(Headline, UsesEachRunsClockAndTheFirstRunAsTheBase) {
   EXPECT_NEAR(*rows[1].examples_per_second, 64 / 0.0003, 1e-6);
   EXPECT_EQ(*rows[0].final_accuracy, 0.83);
   EXPECT_FALSE(rows[2].step_seconds);
+}
+
+// The emulator's energy: per step beside the simulated time per step in the
+// headline and in results.json, with its parts; a preset without energy
+// figures says n/a; the round trip keeps a part that had no figure as null.
+TEST(Energy, PerStepEnergyStandsBesideTheSimulatedStepTime) {
+  ExperimentResults results = two_runs(50);
+  TpuEnergy energy;
+  energy.mac_j = 0.25;
+  energy.sram_j = 0.125;
+  energy.hbm_j = 0.5;
+  energy.vector_j = 0.0625;
+  energy.link_missing = true;  // all-reduces ran, the preset has no link figure
+  energy.total_j = energy.mac_j + energy.sram_j + energy.hbm_j + energy.vector_j;
+  results.runs[1].emulator_energy = energy;
+
+  const auto rows = headline_rows(results);
+  EXPECT_FALSE(rows[0].energy_joules_per_step);  // the CPU run
+  ASSERT_TRUE(rows[1].energy_joules_per_step);
+  EXPECT_DOUBLE_EQ(*rows[1].energy_joules_per_step, 0.9375 / 50);
+
+  const std::string markdown = report_markdown(results);
+  EXPECT_NE(markdown.find("| run | device | clock | time / step | energy / step | time / epoch |"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| tpu_v4 | /TPU:0 | simulated | 300 us | 18.8 mJ |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("= 18.8 mJ per step beside 300 us simulated per step; MACs 250 mJ, SRAM 125 mJ, HBM 500 mJ, "
+                          "vector unit 62.5 mJ, links n/a (no figure)"),
+            std::string::npos)
+      << markdown;
+
+  const std::string text = results_to_json_text(results);
+  const nlohmann::json document = nlohmann::json::parse(text);
+  const nlohmann::json& headline = document["runs"][1]["headline"]["energy_per_step"];
+  EXPECT_DOUBLE_EQ(headline["value"].get<double>(), 0.9375 / 50);
+  EXPECT_EQ(headline["unit"], "J");
+  EXPECT_TRUE(document["runs"][0]["headline"]["energy_per_step"]["value"].is_null());
+  const nlohmann::json& parts = document["runs"][1]["emulator"]["energy"];
+  EXPECT_DOUBLE_EQ(parts["total_j"].get<double>(), 0.9375);
+  EXPECT_DOUBLE_EQ(parts["hbm_j"].get<double>(), 0.5);
+  EXPECT_TRUE(parts["link_j"].is_null());
+  const ExperimentResults back = results_from_json_text(text);
+  ASSERT_TRUE(back.runs[1].emulator_energy);
+  EXPECT_TRUE(back.runs[1].emulator_energy->link_missing);
+  EXPECT_FALSE(back.runs[1].emulator_energy->vector_missing);
+  EXPECT_EQ(results_to_json_text(back), text);
+
+  // A preset without energy figures: no column, and the run says why.
+  results.runs[1].emulator_energy.reset();
+  const std::string without = report_markdown(results);
+  EXPECT_EQ(without.find("energy / step"), std::string::npos);
+  EXPECT_NE(without.find("- emulator energy: n/a (the preset has no energy figures"), std::string::npos) << without;
+  EXPECT_TRUE(nlohmann::json::parse(results_to_json_text(results))["runs"][1]["emulator"]["energy"].is_null());
 }
 
 TEST(MetricsCsv, OneRowPerStepAndEpoch) {

@@ -86,6 +86,9 @@ std::vector<HeadlineRow> headline_rows(const ExperimentResults& results) {
       row.final_loss = run.steps.back().logs.at("loss");
     }
     row.hbm_bytes_per_step = hbm_bytes_per_step(run);
+    if (run.emulator && run.emulator_energy && steps > 0) {
+      row.energy_joules_per_step = run.emulator_energy->total_j / static_cast<double>(steps);
+    }
     if (row.step_seconds) {
       if (!first_step_seconds) first_step_seconds = row.step_seconds;
       row.ratio_to_first = *row.step_seconds / *first_step_seconds;
@@ -102,6 +105,14 @@ std::string format_seconds(double seconds) {
   if (magnitude >= 1e-6) return fmt::format("{:.3g} us", seconds * 1e6);
   if (magnitude == 0) return "0 s";
   return fmt::format("{:.3g} ns", seconds * 1e9);
+}
+
+std::string format_joules(double joules) {
+  const double magnitude = std::fabs(joules);
+  if (magnitude >= 1.0 || magnitude == 0) return fmt::format("{:.3g} J", joules);
+  if (magnitude >= 1e-3) return fmt::format("{:.3g} mJ", joules * 1e3);
+  if (magnitude >= 1e-6) return fmt::format("{:.3g} uJ", joules * 1e6);
+  return fmt::format("{:.3g} nJ", joules * 1e9);
 }
 
 std::string format_number(double value) {

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace accel::experiment {
 namespace {
 
@@ -18,24 +20,43 @@ std::string ratio(double value) { return fmt::format("{:.3g}x", value); }
 std::string rate(double value) { return format_number(value); }
 
 std::string headline_table(const std::vector<HeadlineRow>& headline) {
-  std::string text =
-      "| run | device | clock | time / step | time / epoch | throughput (examples/s) | final accuracy | ratio to first run "
-      "| measured wall / step |\n|---|---|---|---|---|---|---|---|---|\n";
+  // The energy column only when a run has energy (an emulator preset with energy figures).
+  const bool energy = std::any_of(headline.begin(), headline.end(),
+                                  [](const HeadlineRow& row) { return row.energy_joules_per_step.has_value(); });
+  std::string text = fmt::format(
+      "| run | device | clock | time / step |{} time / epoch | throughput (examples/s) | final accuracy | ratio to first run "
+      "| measured wall / step |\n|---|---|---|---|{}---|---|---|---|---|\n",
+      energy ? " energy / step |" : "", energy ? "---|" : "");
   for (const HeadlineRow& row : headline) {
     if (row.status == RunStatus::kSkipped || row.status == RunStatus::kNotRun ||
         (row.status == RunStatus::kFailed && !row.step_seconds)) {
-      text += fmt::format("| {} | {} | — | {} | | | | | |\n", row.run, row.device,
-                          fmt::format("**{}**: {}", run_status_name(row.status), row.reason));
+      text += fmt::format("| {} | {} | — | {} |{} | | | | |\n", row.run, row.device,
+                          fmt::format("**{}**: {}", run_status_name(row.status), row.reason), energy ? " |" : "");
       continue;
     }
     std::string accuracy = row.final_accuracy ? fmt::format("{} ({})", percent(*row.final_accuracy), row.accuracy_source) : "—";
     std::string name = row.status == RunStatus::kInterrupted ? row.run + " (interrupted)" : row.run;
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", name, row.device, row.time_source,
-                        or_dash(row.step_seconds, format_seconds), or_dash(row.epoch_seconds, format_seconds),
+    const std::string energy_cell = energy ? fmt::format(" {} |", or_dash(row.energy_joules_per_step, format_joules)) : "";
+    text += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} | {} | {} |\n", name, row.device, row.time_source,
+                        or_dash(row.step_seconds, format_seconds), energy_cell, or_dash(row.epoch_seconds, format_seconds),
                         or_dash(row.examples_per_second, rate), accuracy, or_dash(row.ratio_to_first, ratio),
                         or_dash(row.measured_step_seconds, format_seconds));
   }
   return text;
+}
+
+// The emulator's energy: per step beside the simulated time per step, and its parts.
+std::string energy_line(const RunResult& run) {
+  if (!run.emulator_energy) return "- emulator energy: n/a (the preset has no energy figures; docs/tpu-emulator.md, \"Energy\")\n";
+  const TpuEnergy& energy = *run.emulator_energy;
+  const double steps = static_cast<double>(std::max<size_t>(1, run.steps.size()));
+  auto part = [](double joules, bool missing) { return missing ? std::string("n/a (no figure)") : format_joules(joules); };
+  return fmt::format(
+      "- emulator energy (training, every core of the emulated system): {} = {} per step beside {} simulated per step; "
+      "MACs {}, SRAM {}, HBM {}, vector unit {}, links {}\n",
+      format_joules(energy.total_j), format_joules(energy.total_j / steps), format_seconds(run.emulator->seconds / steps),
+      format_joules(energy.mac_j), format_joules(energy.sram_j), format_joules(energy.hbm_j),
+      part(energy.vector_j, energy.vector_missing), part(energy.link_j, energy.link_missing));
 }
 
 std::string distribution_details(const DistributionResult& distribution, const RunResult& run) {
@@ -106,6 +127,7 @@ std::string run_details(const RunResult& run) {
         "stall cycles {}\n",
         totals.ops, totals.cycles, format_number(totals.clock_hz), format_seconds(totals.seconds),
         format_bytes(static_cast<double>(totals.hbm_bytes)), percent(totals.mxu_utilization), totals.stall_cycles);
+    text += energy_line(run);
   }
   text += fmt::format("- roofline: peak {} FLOP/s, bandwidth {} bytes/s ({})\n",
                       run.peak.peak_flops_per_second ? format_number(*run.peak.peak_flops_per_second) : "unknown",
@@ -152,7 +174,13 @@ std::string report_markdown(const ExperimentResults& results) {
           "is the median over the steps after the first (wall) or the simulated training time / steps; *time / epoch* "
           "is the training time / epochs; *ratio to first run* divides a run's time per step by the first run's; "
           "*measured wall / step* is always the host's clock (for the emulator: how long emulating took). For an op "
-          "benchmark run, *time / step* is the time per op of its largest size.\n\n";
+          "benchmark run, *time / step* is the time per op of its largest size.";
+  if (std::any_of(headline.begin(), headline.end(), [](const HeadlineRow& row) { return row.energy_joules_per_step.has_value(); })) {
+    text += " *energy / step* (emulator runs whose preset has energy figures): the training's dynamic energy over every "
+            "core of the emulated system / steps, from published energies per operation (docs/tpu-emulator.md, "
+            "\"Energy\").";
+  }
+  text += "\n\n";
   text += compiled_steps_section(results, headline);
   bool any_skipped = false;
   for (const RunResult& run : results.runs) {

@@ -40,7 +40,14 @@ ordered_json units_table() {
           {"fusion_bytes_saved", "bytes per training step"},
           {"eager_peak_bytes", "bytes"},
           {"planned_peak_bytes", "bytes"},
-          {"hbm_traffic_per_step", "bytes per training step (emulator)"}};
+          {"hbm_traffic_per_step", "bytes per training step (emulator)"},
+          {"energy_per_step", "J per training step (emulator: every core of the emulated system)"},
+          {"total_j", "J (emulator: dynamic energy from the preset's energy figures)"},
+          {"mac_j", "J"},
+          {"sram_j", "J"},
+          {"hbm_j", "J"},
+          {"link_j", "J (null: link bytes moved without a figure)"},
+          {"vector_j", "J (null: vector work ran without a figure)"}};
 }
 
 // JSON has no NaN or infinity, and nlohmann writes them as null, which then
@@ -118,7 +125,33 @@ ordered_json headline_json(const HeadlineRow& row) {
           {"final_accuracy", figure(row.final_accuracy, "fraction", row.accuracy_source)},
           {"final_loss", figure(row.final_loss, "loss", "")},
           {"ratio_to_first", figure(row.ratio_to_first, "x", row.time_source)},
-          {"hbm_traffic_per_step", figure(row.hbm_bytes_per_step, "bytes", row.hbm_bytes_per_step ? kSimulated : "")}};
+          {"hbm_traffic_per_step", figure(row.hbm_bytes_per_step, "bytes", row.hbm_bytes_per_step ? kSimulated : "")},
+          {"energy_per_step", figure(row.energy_joules_per_step, "J", row.energy_joules_per_step ? kSimulated : "")}};
+}
+
+// The emulator's energy over the training; a part that ran without a figure is null.
+ordered_json energy_json(const TpuEnergy& energy) {
+  return {{"scope", "every core of the emulated system, over the training"},
+          {"total_j", energy.total_j},
+          {"mac_j", energy.mac_j},
+          {"sram_j", energy.sram_j},
+          {"hbm_j", energy.hbm_j},
+          {"link_j", energy.link_missing ? ordered_json(nullptr) : ordered_json(energy.link_j)},
+          {"vector_j", energy.vector_missing ? ordered_json(nullptr) : ordered_json(energy.vector_j)}};
+}
+
+std::optional<TpuEnergy> energy_from_json(const json& entry) {
+  if (!entry.is_object()) return std::nullopt;
+  TpuEnergy energy;
+  energy.total_j = number(entry, "total_j");
+  energy.mac_j = number(entry, "mac_j");
+  energy.sram_j = number(entry, "sram_j");
+  energy.hbm_j = number(entry, "hbm_j");
+  energy.link_missing = entry.contains("link_j") && entry["link_j"].is_null();
+  energy.vector_missing = entry.contains("vector_j") && entry["vector_j"].is_null();
+  if (!energy.link_missing) energy.link_j = number(entry, "link_j");
+  if (!energy.vector_missing) energy.vector_j = number(entry, "vector_j");
+  return energy;
 }
 
 ordered_json compiled_step_json(const CompiledStepResult& step) {
@@ -222,7 +255,8 @@ ordered_json run_json(const RunResult& run) {
                           {"stall_cycles", totals.stall_cycles},
                           {"mxu_utilization", totals.mxu_utilization},
                           {"collective_cycles", totals.collective_cycles},
-                          {"idle_cycles", totals.idle_cycles}};
+                          {"idle_cycles", totals.idle_cycles},
+                          {"energy", run.emulator_energy ? energy_json(*run.emulator_energy) : ordered_json(nullptr)}};
   }
   if (!run.tpu_system_json.empty()) {
     result["tpu_system"] = ordered_json::parse(run.tpu_system_json, nullptr, false);
@@ -282,6 +316,7 @@ RunResult run_from_json(const json& entry) {
                                   totals.value("hbm_bytes", int64_t{0}),     totals.value("stall_cycles", int64_t{0}),
                                   number(totals, "mxu_utilization"),      totals.value("collective_cycles", int64_t{0}),
                                   totals.value("idle_cycles", int64_t{0})};
+    if (totals.contains("energy")) run.emulator_energy = energy_from_json(totals["energy"]);
   }
   if (entry.contains("distribution") && entry["distribution"].is_object()) {
     const json& distribution = entry["distribution"];

@@ -10,6 +10,11 @@ std::optional<EmulatorTotals> read_emulator_totals(int physical_index) {
   return emulator->totals(physical_index);
 }
 
+std::optional<TpuEnergy> read_emulator_energy() {
+  const std::optional<TpuEmulator> emulator = TpuEmulator::find();
+  return emulator ? emulator->system_energy() : std::nullopt;
+}
+
 void reset_emulator_totals() {
   if (const std::optional<TpuEmulator> emulator = TpuEmulator::find()) emulator->reset_totals();
 }

@@ -212,7 +212,10 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   model->fit(data.train_x, data.train_y, fit);
   runtime::synchronize();
   result.fit_wall_seconds = seconds_since(fit_start);
-  if (recorder_options.emulator_core >= 0) result.emulator = read_emulator_totals(recorder_options.emulator_core);
+  if (recorder_options.emulator_core >= 0) {
+    result.emulator = read_emulator_totals(recorder_options.emulator_core);
+    result.emulator_energy = read_emulator_energy();
+  }
 
   result.steps = recorder->steps();
   result.compiled_step = read_compiled_step(*model, training.jit_compile, static_cast<int64_t>(result.steps.size()));

@@ -14,6 +14,21 @@ struct AccelTpuSimExtension;
 
 namespace accel {
 
+// Dynamic energy in joules from the preset's energy figures
+// (docs/tpu-emulator.md, "Energy"). A part whose work ran without a figure
+// (links, vector unit) is flagged missing and left out of total_j.
+struct TpuEnergy {
+  double total_j = 0;
+  double mac_j = 0;
+  double sram_j = 0;
+  double hbm_j = 0;
+  double link_j = 0;
+  double vector_j = 0;
+  bool link_missing = false;
+  bool vector_missing = false;
+  TpuEnergy& operator+=(const TpuEnergy& other);
+};
+
 // One TensorCore's simulated timeline since the plugin started or since reset_totals.
 struct TpuCoreTotals {
   int64_t ops = 0;
@@ -25,6 +40,7 @@ struct TpuCoreTotals {
   double mxu_utilization = 0;
   int64_t collective_cycles = 0;  // in all-reduces over the interconnect
   int64_t idle_cycles = 0;        // waiting at collectives for slower cores
+  std::optional<TpuEnergy> energy;  // nullopt: the preset has no energy figures (or an older plugin)
 };
 
 // An all-reduce run on the cores' timelines.
@@ -45,6 +61,9 @@ class TpuEmulator {
   static std::optional<TpuEmulator> find();
 
   TpuCoreTotals totals(int core) const;
+  // The energy of every core of the emulated system since the reset, summed;
+  // nullopt when the preset has no energy figures.
+  std::optional<TpuEnergy> system_energy() const;
   // Zeroes every core's totals and restarts the timelines at 0.
   void reset_totals() const;
   // The emulated system as JSON (preset, chips, cores_per_chip, dims, ...).

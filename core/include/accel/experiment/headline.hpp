@@ -28,6 +28,9 @@ struct HeadlineRow {
   std::optional<double> final_loss;
   std::optional<double> ratio_to_first;   // step_seconds / the first completed run's
   std::optional<double> hbm_bytes_per_step;  // emulator runs: HBM traffic of one training step
+  // Emulator runs whose preset has energy figures: joules of one training
+  // step, every core of the emulated system (the training's energy / steps).
+  std::optional<double> energy_joules_per_step;
 };
 
 std::vector<HeadlineRow> headline_rows(const ExperimentResults& results);
@@ -42,5 +45,7 @@ std::string format_seconds(double seconds);
 std::string format_number(double value);
 // "2.5 GB", "800 kB" (powers of 1000).
 std::string format_bytes(double bytes);
+// "1.52 J", "12.3 mJ", "850 uJ": an energy with a unit chosen for it.
+std::string format_joules(double joules);
 
 }  // namespace accel::experiment

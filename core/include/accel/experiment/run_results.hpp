@@ -162,6 +162,9 @@ struct RunResult {
   std::vector<OpSummary> ops;
   BackendPeak peak;
   std::optional<EmulatorTotals> emulator;
+  // The TPU emulator's energy over the training, every core of the emulated
+  // system summed; nullopt when its preset has no energy figures.
+  std::optional<TpuEnergy> emulator_energy;
   std::string tpu_system_json;  // the emulated system, or ""
   std::optional<DistributionResult> distribution;  // runs with a strategy
   std::vector<BenchmarkPoint> benchmark;           // op benchmark runs
