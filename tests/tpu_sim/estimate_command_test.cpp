@@ -50,6 +50,20 @@ TEST(TpuEstimateCommand, GemmTable) {
   }
 }
 
+TEST(TpuEstimateCommand, EnergyWhenThePresetHasFigures) {
+  TpuEstimateRequest request;
+  request.op = "gemm";
+  request.dims = {128, 128, 128};
+  request.json = true;
+  const auto v4 = nlohmann::json::parse(run(request).out);  // tpu_v4: J21's 7 nm figures
+  EXPECT_DOUBLE_EQ(v4["energy"]["mac_j"].get<double>(), 128.0 * 128 * 128 * 0.59e-12);
+  EXPECT_DOUBLE_EQ(v4["energy"]["hbm_j"].get<double>(), v4["hbm_bytes"].get<double>() * 43.75e-12);
+  request.preset = "tpu_v5e";
+  EXPECT_TRUE(nlohmann::json::parse(run(request).out)["energy"].is_null());
+  request.json = false;
+  EXPECT_NE(run(request).out.find("n/a (the preset has no energy figures)"), std::string::npos);
+}
+
 TEST(TpuEstimateCommand, ErrorsExitWithTwo) {
   TpuEstimateRequest request;
   request.op = "gemm";

@@ -55,6 +55,13 @@ std::string describe_hardware(const Hardware& hw) {
                      hw.hbm.bandwidth_bytes_per_s / 1e9);
 }
 
+// The op's energy in joules (docs/tpu-emulator.md, "Energy"); null without the preset's figures.
+nlohmann::json energy_json(const std::optional<Energy>& e) {
+  if (!e) return nullptr;
+  return {{"total_j", e->total_j()}, {"mac_j", e->mac_j}, {"sram_j", e->sram_j}, {"hbm_j", e->hbm_j},
+          {"vector_j", e->vector_missing ? nlohmann::json() : nlohmann::json(e->vector_j)}};
+}
+
 nlohmann::json timing_json(const OpTiming& t) {
   return {{"cycles", t.cycles},
           {"compute_cycles", t.compute_cycles},
@@ -68,7 +75,8 @@ nlohmann::json timing_json(const OpTiming& t) {
           {"arithmetic_intensity_flop_per_byte", t.arithmetic_intensity},
           {"bound", std::string(to_string(t.bound))},
           {"folds", t.folds},
-          {"folds_per_mxu", t.folds_per_mxu}};
+          {"folds_per_mxu", t.folds_per_mxu},
+          {"energy", energy_json(t.energy)}};
 }
 
 void print_table(std::ostream& out, const std::vector<std::pair<std::string, std::string>>& rows) {
@@ -189,7 +197,11 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
       {"bound", std::string(to_string(timing.bound))},
       {"compute cycles", std::to_string(timing.compute_cycles)},
       {"memory cycles", std::to_string(timing.memory_cycles)},
-      {"stall cycles", std::to_string(timing.stall_cycles)}};
+      {"stall cycles", std::to_string(timing.stall_cycles)},
+      {"energy", !timing.energy ? "n/a (the preset has no energy figures)"
+                 : fmt::format("{:.4g} J (MACs {:.4g}, SRAM {:.4g}, HBM {:.4g}, vector {})", timing.energy->total_j(),
+                               timing.energy->mac_j, timing.energy->sram_j, timing.energy->hbm_j,
+                               timing.energy->vector_missing ? "n/a" : fmt::format("{:.4g}", timing.energy->vector_j))}};
   if (timing.useful_macs > 0) {
     rows.push_back({"folds", fmt::format("{} ({} on the busiest MXU)", timing.folds, timing.folds_per_mxu)});
   }
