@@ -25,9 +25,15 @@ data::Element on_device(const data::Element& element, const Device& device) {
 
 data::Element rows_of(const data::Element& element, int64_t begin, int64_t count, const Device& device) {
   std::vector<Tensor> components;
-  DeviceScope on_replica_device(device);
   for (const Tensor& component : element.components()) {
-    components.push_back(slice_batch(component, begin, count).to(device));
+    // Sliced where the batch is, then copied: a replica receives its rows only.
+    Tensor rows;
+    {
+      DeviceScope on_batch_device(component.device());
+      rows = slice_batch(component, begin, count);
+    }
+    DeviceScope on_replica_device(device);
+    components.push_back(rows.to(device));
   }
   return element.has_names() ? data::Element(element.names(), std::move(components))
                              : data::Element(std::move(components));

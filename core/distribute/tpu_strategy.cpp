@@ -25,6 +25,12 @@ double bytes_of(const Tensor& tensor) {
   return static_cast<double>(tensor.shape().element_count()) * static_cast<double>(dtype_size(tensor.dtype()));
 }
 
+std::vector<Tensor> fresh_buffers_like(const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> buffers;
+  for (const Tensor& tensor : tensors) buffers.push_back(Tensor::empty(tensor.shape(), tensor.dtype(), tensor.device()));
+  return buffers;
+}
+
 // The TPU's CrossReplicaSum: exact fp32 sums on the host in replica order
 // (every replica gets bit-identical values), and one simulated all-reduce of
 // all the batch's bytes over the replicas' cores, as XLA combines a step's
@@ -32,7 +38,10 @@ double bytes_of(const Tensor& tensor) {
 class TpuCrossReplicaSum final : public CrossDeviceOps {
  public:
   TpuCrossReplicaSum(std::vector<Device> replica_devices, TpuEmulator emulator)
-      : replica_devices_(std::move(replica_devices)), emulator_(emulator), host_sum_(find_device("/CPU:0")) {
+      : replica_devices_(std::move(replica_devices)),
+        emulator_(emulator),
+        timing_only_(emulator.timing_only()),
+        host_sum_(find_device("/CPU:0")) {
     for (const Device& device : replica_devices_) cores_.push_back(device.plugin_device_index());
   }
   std::string name() const override { return "TpuCrossReplicaSum"; }
@@ -46,7 +55,11 @@ class TpuCrossReplicaSum final : public CrossDeviceOps {
     std::vector<std::vector<Tensor>> results;
     double bytes = 0;
     for (const std::vector<Tensor>& per_replica : values) {
-      results.push_back(host_sum_.all_reduce(op, per_replica));
+      // A timing-only emulator's tensors hold no values: nothing to add up
+      // (the collective's time below is all there is to it). Each replica
+      // still gets a new buffer, as the sum copied back would be, so that
+      // what the cores' VMEM holds, and so the timing, stays the same.
+      results.push_back(timing_only_ ? fresh_buffers_like(per_replica) : host_sum_.all_reduce(op, per_replica));
       if (!per_replica.empty()) bytes += bytes_of(per_replica.front());
     }
     if (values.empty() || replica_devices_.size() < 2) return results;
@@ -92,6 +105,7 @@ class TpuCrossReplicaSum final : public CrossDeviceOps {
   std::vector<Device> replica_devices_;
   std::vector<int32_t> cores_;
   TpuEmulator emulator_;
+  bool timing_only_;
   ReductionToOneDevice host_sum_;
   std::mutex mutex_;
   double bytes_since_taken_ = 0;

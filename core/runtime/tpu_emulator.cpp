@@ -78,6 +78,11 @@ void TpuEmulator::reset_totals() const {
   detail::check_status(table_->reset_totals(context_, -1), "TPU emulator reset_totals");
 }
 
+bool TpuEmulator::timing_only() const {
+  const nlohmann::json system = nlohmann::json::parse(system_json(), nullptr, false);
+  return system.is_object() && system.value("values", std::string("compute")) == "none";
+}
+
 std::string TpuEmulator::system_json() const {
   const char* text = table_->system_json(context_);
   return text == nullptr ? "" : text;

@@ -68,6 +68,9 @@ class TpuEmulator {
   void reset_totals() const;
   // The emulated system as JSON (preset, chips, cores_per_chip, dims, ...).
   std::string system_json() const;
+  // Whether the emulator only times ops (tpu_sim.values=none): tensors hold
+  // no values, so work on the host that only moves values can be skipped.
+  bool timing_only() const;
   // An all-reduce of `bytes` over those cores (physical indices, TPU:i), as a
   // synchronous collective on their timelines.
   TpuAllReduceTiming run_all_reduce(double bytes, const std::vector<int32_t>& cores) const;

@@ -6,8 +6,8 @@
 // timed: the emulator times ops, not PCIe). A copy into a buffer and a freed
 // buffer leave the core's VMEM residency: what was kept there is stale.
 // A timing-only system (tpu_sim.values=none) hands out address ranges with
-// no memory behind them: HBM is still counted, copies move nothing and reads
-// give zeros.
+// no memory behind them and does not refuse past the capacity (a what-if may
+// be a model too big for the chip); copies move nothing and reads give zeros.
 #include "tpu_sim_plugin.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -32,7 +32,9 @@ void check_range(const AccelBuffer& buffer, std::uint64_t offset, std::uint64_t 
 
 void reserve_hbm(TensorCore& core, std::uint64_t bytes) {
   std::lock_guard lock(core.hbm_mutex);
-  if (bytes > core.hbm_capacity_bytes - core.hbm_in_use_bytes) {
+  // Timing only answers what-if questions, a model too big for the chip among
+  // them: its bytes are counted, not refused.
+  if (!core.timing_only && bytes > core.hbm_capacity_bytes - core.hbm_in_use_bytes) {
     throw sdk::PluginError(ACCEL_STATUS_RESOURCE_EXHAUSTED,
                            fmt::format("emulated HBM of TPU:{} exhausted: cannot allocate {} bytes; {} bytes in use "
                                        "of a {}-byte capacity (the core's share of the chip's HBM)",

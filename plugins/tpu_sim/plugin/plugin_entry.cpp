@@ -44,6 +44,7 @@ std::string describe_system(const AccelPluginContext& context) {
       {"mode", context.settings.cycle_accurate ? "cycle_accurate" : "analytical"},
       {"convention", to_string(context.settings.convention)},
       {"vmem_residency", to_string(context.settings.vmem_residency)},
+      {"values", context.settings.timing_only ? "none" : "compute"},
       {"clock_hz", hw.clock_hz},
       {"mxus_per_core", hw.core.mxus},
       {"array", {hw.core.mxu.rows, hw.core.mxu.columns}},
