@@ -107,6 +107,14 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
                      100.0 * estimate.mxu_utilization);
   out << fmt::format("HBM         {:.4g} MB, {:.1f}% of cycles stalled on it\n", estimate.hbm_bytes / 1e6,
                      percent(static_cast<double>(estimate.stall_cycles), static_cast<double>(estimate.cycles)));
+  if (estimate.energy) {
+    const TpuEnergy& energy = *estimate.energy;
+    out << fmt::format("energy      {:.4g} J per step, every core (MAC {:.3g}, SRAM {:.3g}, HBM {:.3g}, vector {:.3g}{})\n",
+                       energy.total_j, energy.mac_j, energy.sram_j, energy.hbm_j, energy.vector_j,
+                       energy.link_missing ? "; links not counted: the preset has no figure" : fmt::format(", links {:.3g}", energy.link_j));
+  } else {
+    out << "energy      n/a (the preset has no per-operation energies)\n";
+  }
   out << fmt::format("roofline    {:.4g} FLOP/byte -> {:.4g} TFLOP/s attainable ({} bound)\n",
                      estimate.arithmetic_intensity, estimate.roofline_flops / 1e12,
                      estimate.roofline_flops < estimate.peak_flops ? "memory" : "compute");

@@ -191,6 +191,7 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   estimate.hbm_bytes = static_cast<double>(totals.hbm_bytes);
   estimate.stall_cycles = totals.stall_cycles;
   estimate.mxu_utilization = totals.mxu_utilization;
+  estimate.energy = emulator->system_energy();
   estimate.by_op = costs_by_op(records);
   for (const TpuOpCost& cost : estimate.by_op) estimate.flops += cost.flops;
   // Per core: the first replica's work against one core's roof.
@@ -236,6 +237,15 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
       {"achieved_flops", estimate.achieved_flops},
       {"arithmetic_intensity", estimate.arithmetic_intensity},
       {"roofline_flops", estimate.roofline_flops},
+      {"energy", estimate.energy ? nlohmann::ordered_json{{"total_j", estimate.energy->total_j},
+                                                          {"mac_j", estimate.energy->mac_j},
+                                                          {"sram_j", estimate.energy->sram_j},
+                                                          {"hbm_j", estimate.energy->hbm_j},
+                                                          {"link_j", estimate.energy->link_missing
+                                                                         ? nlohmann::ordered_json(nullptr)
+                                                                         : nlohmann::ordered_json(estimate.energy->link_j)},
+                                                          {"vector_j", estimate.energy->vector_j}}
+                                 : nlohmann::ordered_json(nullptr)},
       {"by_op", ops},
       {"wall_seconds", estimate.wall_seconds}};
   return document.dump(2);

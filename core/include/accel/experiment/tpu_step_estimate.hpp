@@ -11,8 +11,10 @@
 #pragma once
 
 #include <accel/experiment/experiment.hpp>
+#include <accel/tpu_emulator.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,9 @@ struct TpuStepEstimate {
   double achieved_flops = 0;    // flops / step_seconds
   double arithmetic_intensity = 0;  // flops per HBM byte: the roofline's x
   double roofline_flops = 0;        // min(peak, intensity x bandwidth): the roofline's y at x
+  // The step's energy on every core of the system (joules), when the
+  // preset has per-operation energies (docs/tpu-emulator.md "Energy").
+  std::optional<TpuEnergy> energy;
   std::vector<TpuOpCost> by_op;     // most simulated time first
   double wall_seconds = 0;          // host time the estimate took (both steps)
 };
