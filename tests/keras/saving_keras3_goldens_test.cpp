@@ -169,6 +169,25 @@ TEST(Keras3Files, TensorFlowLoadsAnAccelTrainedModel) {
   EXPECT_NE(output.find("forward OK"), std::string::npos) << output;
 }
 
+// Layers without weights of their own that reshape and join: Reshape (with
+// an inferred -1) and Concatenate survive a .keras round trip.
+TEST(Keras3Files, ReshapeAndConcatenateRoundTrip) {
+  clear_session();
+  TemporaryFolder folder;
+  KerasTensor input = Input({4, 6});
+  KerasTensor flat = std::make_shared<Reshape>(std::vector<int64_t>{-1})->operator()(input);
+  KerasTensor dense = std::make_shared<Dense>(8)->operator()(flat);
+  KerasTensor joined = std::make_shared<Concatenate>(-1)->operator()({flat, dense});
+  Model model(input, std::make_shared<Dense>(3)->operator()(joined), "joined");
+  saving::save_model(model, folder.file("joined.keras"));
+  clear_session();
+  std::unique_ptr<Model> copy = saving::load_model(folder.file("joined.keras"));
+  const Tensor x = Tensor::from_vector<float>(std::vector<float>(2 * 24, 0.25f), Shape{2, 4, 6});
+  EXPECT_EQ((*copy)(x, false).to_vector<float>(), model(x, false).to_vector<float>());
+  EXPECT_EQ(copy->layers()[1]->class_name(), "Reshape");
+  EXPECT_EQ(copy->layers()[3]->class_name(), "Concatenate");
+}
+
 TEST(Keras3Files, WeightsFileLoadsIntoAModelBuiltInCpp) {
   clear_session();
   Sequential model({std::make_shared<Flatten>(), std::make_shared<Dense>(128, DenseOptions{.activation = "relu"}),

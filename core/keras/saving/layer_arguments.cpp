@@ -88,7 +88,7 @@ std::vector<int64_t> LayerArguments::shape(const std::string& key) {
   for (const nlohmann::json& dim : *value) {
     if (dim.is_null()) {
       dims.push_back(kUnknownDim);
-    } else if (dim.is_number_integer() && dim.get<int64_t>() >= 0) {
+    } else if (dim.is_number_integer() && dim.get<int64_t>() >= -1) {  // -1: inferred (Reshape)
       dims.push_back(dim.get<int64_t>());
     } else {
       fail("argument '" + key + "' is " + value->dump() + ", expected sizes (null for any size)");

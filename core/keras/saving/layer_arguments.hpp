@@ -34,7 +34,7 @@ class LayerArguments {
   std::array<int32_t, 2> pair(const std::string& key, std::array<int32_t, 2> fallback);
   // Like pair, but null stays nullopt (pooling strides).
   std::optional<std::array<int32_t, 2>> optional_pair(const std::string& key);
-  // A shape with null for unknown axes.
+  // A shape with null (or -1, as Reshape's target_shape may hold) for unknown axes.
   std::vector<int64_t> shape(const std::string& key);
   // Like shape, but absent or null stays nullopt.
   std::optional<std::vector<int64_t>> optional_shape(const std::string& key);

@@ -247,6 +247,18 @@ const std::map<std::string, LayerCodec>& codecs() {
         [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
           return std::make_shared<Add>(arguments.layer_name());
         }}},
+      {"Concatenate",
+       {[](const Layer& layer) { return json{{"axis", static_cast<const Concatenate&>(layer).axis()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          const auto axis = static_cast<int32_t>(arguments.integer("axis", -1));
+          return std::make_shared<Concatenate>(axis, arguments.layer_name());
+        }}},
+      {"Reshape",
+       {[](const Layer& layer) { return json{{"target_shape", static_cast<const Reshape&>(layer).target_shape()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          std::vector<int64_t> target_shape = arguments.shape("target_shape");
+          return std::make_shared<Reshape>(std::move(target_shape), arguments.layer_name());
+        }}},
       {"GlobalAveragePooling2D",
        {[](const Layer& layer) {
           return json{{"data_format", "channels_last"},
