@@ -26,12 +26,8 @@ data::Element on_device(const data::Element& element, const Device& device) {
 data::Element rows_of(const data::Element& element, int64_t begin, int64_t count, const Device& device) {
   std::vector<Tensor> components;
   for (const Tensor& component : element.components()) {
-    // Sliced where the batch is, then copied: a replica receives its rows only.
-    Tensor rows;
-    {
-      DeviceScope on_batch_device(component.device());
-      rows = slice_batch(component, begin, count);
-    }
+    // A view of the replica's rows, copied to its device: it receives its rows only.
+    const Tensor rows = slice_batch(component, begin, count);
     DeviceScope on_replica_device(device);
     components.push_back(rows.to(device));
   }
@@ -42,12 +38,15 @@ data::Element rows_of(const data::Element& element, int64_t begin, int64_t count
 }  // namespace
 
 Tensor slice_batch(const Tensor& batch, int64_t begin, int64_t count) {
-  std::vector<int64_t> starts(static_cast<size_t>(batch.rank()), 0);
   std::vector<int64_t> sizes = batch.shape().dims();
-  starts[0] = begin;
   sizes[0] = count;
   if (count == 0) return Tensor::empty(Shape(sizes), batch.dtype(), batch.device());
-  return ops::slice(batch, starts, sizes);
+  // Rows begin .. begin + count of a row-major tensor are one contiguous
+  // range of its storage: a view, not a copy (a replica's copy to its device
+  // then moves only its rows, once).
+  const uint64_t row_bytes = batch.byte_size() / static_cast<uint64_t>(batch.shape().dim(0));
+  return Tensor(batch.storage(), Shape(sizes), batch.dtype(),
+                batch.byte_offset() + static_cast<uint64_t>(begin) * row_bytes);
 }
 
 std::vector<int64_t> replica_row_counts(int64_t rows, int replicas) {
