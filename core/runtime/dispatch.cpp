@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <memory>
 
 namespace accel::detail {
 namespace {
@@ -211,14 +212,34 @@ LogicalDevice* place_op(std::span<const Tensor> inputs) {
   return RuntimeState::instance().default_device();
 }
 
+// Host memory a transfer between devices passes through: kept per thread
+// and reused, so that a training loop's batch copies neither zero-fill nor
+// page-fault a new buffer each time; transfers above 256 MiB use their own
+// (a thread keeps at most that much).
+std::byte* transfer_staging(size_t bytes, std::unique_ptr<std::byte[]>& oversized) {
+  constexpr size_t kKeptBytes = size_t{256} << 20;
+  if (bytes > kKeptBytes) {
+    oversized.reset(new std::byte[bytes]);  // uninitialized: overwritten whole
+    return oversized.get();
+  }
+  thread_local std::unique_ptr<std::byte[]> kept;
+  thread_local size_t kept_bytes = 0;
+  if (kept_bytes < bytes) {
+    kept.reset(new std::byte[bytes]);
+    kept_bytes = bytes;
+  }
+  return kept.get();
+}
+
 Tensor copy_to_device(const Tensor& tensor, LogicalDevice* device) {
   Tensor copy(std::make_shared<TensorStorage>(device, tensor.byte_size()), tensor.shape(), tensor.dtype());
   TraceHooks* hooks = active_trace_hooks();
   if (tensor.byte_size() != 0) {
     TraceHooksSuspension staging_is_no_host_read;
-    std::vector<std::byte> staging(tensor.byte_size());
-    tensor.copy_to_host(staging.data());
-    device->copy_from_host(staging.data(), copy.storage()->buffer, 0, tensor.byte_size());
+    std::unique_ptr<std::byte[]> oversized;
+    std::byte* staging = transfer_staging(tensor.byte_size(), oversized);
+    tensor.copy_to_host(staging);
+    device->copy_from_host(staging, copy.storage()->buffer, 0, tensor.byte_size());
   }
   if (hooks != nullptr) hooks->on_transfer(tensor, copy);
   return copy;
