@@ -1,0 +1,59 @@
+// A compiled program's chain of MXU ops timed as one program on one core:
+// what a TPU compiler does that op-by-op (eager) execution cannot. Each op
+// keeps its own timing (op_timing: MXU cycles, epilogue, memory overlap);
+// the program changes only where its bytes come from and when they load:
+//
+// - Activations on chip: an op's output that fits the resident half of the
+//   on-chip buffer (core.vmem_bytes / 2, the split the memory model and the
+//   plugin's VMEM residency use) stays there; the next op reads it from
+//   VMEM and it is never written to HBM. The program's input is read from
+//   HBM and its last output is written there.
+// - Weight prefetch: the next op's weights load during the current op, in
+//   the HBM cycles the current op leaves idle, when they fit in the other
+//   half of the buffer (at most core.vmem_bytes / 2). Bytes loaded early
+//   no longer delay the next op: its first tile and its stream shrink by
+//   them. The bytes are still the next op's HBM traffic (and energy).
+//
+// Eager execution is the program with both off: each op as TimingModel
+// times it alone. docs/tpu-emulator.md, "Programs in the timing library".
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "timing/op_timing.hpp"
+
+namespace accel::tpu {
+
+struct ProgramPolicy {
+  bool activations_on_chip = true;
+  bool prefetch_weights = true;
+  static ProgramPolicy eager() { return {false, false}; }
+};
+
+struct ProgramStep {
+  OpTiming timing;                    // the op as the program runs it
+  bool input_from_vmem = false;       // the previous op's output, kept on chip
+  bool output_kept_on_chip = false;   // not written to HBM; the next op reads it from VMEM
+  std::int64_t prefetched_bytes = 0;  // weight bytes loaded during the previous op
+  std::int64_t hidden_stall_cycles = 0;  // stall cycles the prefetch removed
+};
+
+struct ProgramTiming {
+  std::vector<ProgramStep> steps;
+  std::int64_t cycles = 0;  // the ops end to end
+  double seconds = 0;
+  std::int64_t useful_macs = 0;
+  std::int64_t hbm_bytes = 0;
+  std::int64_t stall_cycles = 0;
+  // Operations per second as J17 counts them: 2 per useful MAC.
+  double ops_per_s() const { return seconds > 0 ? 2.0 * static_cast<double>(useful_macs) / seconds : 0.0; }
+};
+
+// `chain`: MXU ops (and fused epilogues) as `model` times each alone, in
+// program order, each reading the previous one's output. Throws
+// std::invalid_argument for an empty chain or an op without MXU work.
+ProgramTiming time_program(const TimingModel& model, const std::vector<OpTiming>& chain,
+                           const ProgramPolicy& policy = {});
+
+}  // namespace accel::tpu
