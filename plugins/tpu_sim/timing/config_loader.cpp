@@ -377,7 +377,7 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
   // Keys are declared per mapping: a key not listed here is an error.
   MappingReader top(root, "", context,
                     {"name", "description", "clock_hz", "clock_source", "published_peak_ops_per_s", "chips",
-                     "tensor_cores_per_chip", "core", "hbm", "interconnect", "energy"});
+                     "tensor_cores_per_chip", "megacore", "core", "hbm", "interconnect", "energy"});
   Hardware hw;
   hw.source = source_name;
   hw.name = top.text("name");
@@ -391,6 +391,14 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
   hw.published_peak_ops_per_s = top.number("published_peak_ops_per_s");
   hw.chips = top.integer("chips");
   hw.cores_per_chip = top.integer("tensor_cores_per_chip");
+  // Optional: the chip's TensorCores can act as one (docs/tpu-emulator.md, "Megacore").
+  if (top.has("megacore")) {
+    const std::string megacore = top.text("megacore");
+    if (megacore != "true" && megacore != "false") {
+      context.fail("megacore", top.required("megacore"), fmt::format("'megacore' is '{}'", megacore), "true or false");
+    }
+    hw.megacore = megacore == "true";
+  }
 
   const MappingReader core = top.child("core", {"mxus", "mxu", "vector_unit", "vmem_bytes", "accumulator_bytes"});
   hw.core.mxus = core.integer("mxus");

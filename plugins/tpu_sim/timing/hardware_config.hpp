@@ -85,6 +85,9 @@ struct Hardware {
   double published_peak_ops_per_s = 0;  // per chip, from the cited source
   int chips = 1;
   int cores_per_chip = 1;
+  // Megacore: the chip's TensorCores can run one op together (TPU v4, v5p);
+  // TimingOptions::megacore uses it. No effect on a chip of one core.
+  bool megacore = false;
   CoreConfig core;
   HbmConfig hbm;                // per chip
   InterconnectConfig interconnect;

@@ -45,6 +45,7 @@ TimingModel::TimingModel(Hardware hardware, TimingOptions options)
                                 " TensorCores of a chip");
   }
   if (options_.convention == TimingConvention::kScaleSim) options_.ideal_memory = true;
+  if (options_.megacore && hardware_.megacore) options_.cores = hardware_.cores_per_chip;
 }
 
 OpTiming TimingModel::estimate_matmul(std::int64_t m, std::int64_t n, std::int64_t k, NumberType dtype) const {

@@ -33,6 +33,10 @@ struct TimingOptions {
   // MXU compute cycles from stepping the busiest MXU's folds PE by PE
   // (SystolicArray) instead of the closed form; for small shapes only.
   bool cycle_accurate = false;
+  // Megacore mode: on a chip whose preset has `megacore: true`, every op is
+  // spread over all its TensorCores (cores = tensor_cores_per_chip); on
+  // other chips it changes nothing.
+  bool megacore = false;
 };
 
 // Largest MXU op the cycle-accurate mode steps: rows x columns x cycles of

@@ -1,0 +1,58 @@
+// Megacore: on a chip whose preset says its TensorCores act as one (TPU v4,
+// v5p), TimingOptions::megacore spreads an op's folds over both cores'
+// MXUs; on a one-core chip (v5e) it changes nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "timing/config_loader.hpp"
+#include "timing/config_error.hpp"
+#include "timing/op_timing.hpp"
+#include "timing/presets.hpp"
+
+namespace accel::tpu {
+namespace {
+
+Hardware preset(const std::string& name, std::vector<FieldOverride> overrides = {}) {
+  return load_system(SystemSelection{.preset_or_file = name, .overrides = std::move(overrides)});
+}
+
+TEST(Megacore, PresetsSayWhichChipsHaveIt) {
+  EXPECT_TRUE(preset("tpu_v4").megacore);
+  EXPECT_TRUE(preset("tpu_v5p").megacore);
+  for (const char* name : {"tpu_v1", "tpu_v2", "tpu_v3", "tpu_v5e", "tpu_v6e"}) EXPECT_FALSE(preset(name).megacore) << name;
+  EXPECT_FALSE(preset("tpu_v4", {{"megacore", "false"}}).megacore);
+  EXPECT_THROW(preset("tpu_v4", {{"megacore", "maybe"}}), ConfigError);
+}
+
+// A large matmul: the folds split evenly over 2 x 4 MXUs instead of 4, so
+// the busiest MXU runs half the folds and the compute takes half the cycles
+// (less one fill and drain, which both still pay once).
+TEST(Megacore, HalvesALargeMatmulsComputeOnV4) {
+  const Hardware hw = preset("tpu_v4");
+  const OpTiming one = TimingModel(hw).estimate_matmul(8192, 8192, 8192, NumberType::kBf16);
+  const OpTiming mega = TimingModel(hw, {.megacore = true}).estimate_matmul(8192, 8192, 8192, NumberType::kBf16);
+  ASSERT_EQ(one.folds_per_mxu % 2, 0);
+  EXPECT_EQ(mega.folds_per_mxu * 2, one.folds_per_mxu);
+  const std::int64_t t = one.mapping.time_dim, r = hw.core.mxu.rows, c = hw.core.mxu.columns;
+  EXPECT_EQ(2 * mega.compute_cycles - one.compute_cycles, t + 2 * r + c - 2 - std::max(t, r));
+  EXPECT_NEAR(static_cast<double>(mega.compute_cycles) / static_cast<double>(one.compute_cycles), 0.5, 1e-3);
+  EXPECT_EQ(mega.useful_macs, one.useful_macs);
+  // Same work on twice the MXUs: utilization is counted against both cores.
+  EXPECT_NEAR(mega.mxu_utilization, one.mxu_utilization * one.cycles / (2.0 * mega.cycles), 1e-12);
+}
+
+TEST(Megacore, ChangesNothingOnAOneCoreChipOrWhenOff) {
+  const Hardware v5e = preset("tpu_v5e");
+  const OpTiming one = TimingModel(v5e).estimate_matmul(8192, 8192, 8192, NumberType::kBf16);
+  const OpTiming mega = TimingModel(v5e, {.megacore = true}).estimate_matmul(8192, 8192, 8192, NumberType::kBf16);
+  EXPECT_EQ(mega.compute_cycles, one.compute_cycles);
+  EXPECT_EQ(mega.cycles, one.cycles);
+  // A v4 whose preset turns megacore off: the option has nothing to use.
+  const Hardware v4_off = preset("tpu_v4", {{"megacore", "false"}});
+  EXPECT_EQ(TimingModel(v4_off, {.megacore = true}).estimate_matmul(4096, 4096, 4096, NumberType::kBf16).cycles,
+            TimingModel(v4_off).estimate_matmul(4096, 4096, 4096, NumberType::kBf16).cycles);
+}
+
+}  // namespace
+}  // namespace accel::tpu
