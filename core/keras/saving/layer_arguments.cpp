@@ -106,6 +106,11 @@ std::optional<std::vector<int64_t>> LayerArguments::optional_shape(const std::st
   return shape(key);
 }
 
+nlohmann::json LayerArguments::raw(const std::string& key) {
+  const nlohmann::json* value = take(key);
+  return value == nullptr ? nlohmann::json() : *value;
+}
+
 std::optional<uint64_t> LayerArguments::optional_seed(const std::string& key) {
   const nlohmann::json* value = take(key);
   if (value == nullptr || value->is_null()) return std::nullopt;

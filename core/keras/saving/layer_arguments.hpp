@@ -38,6 +38,8 @@ class LayerArguments {
   std::vector<int64_t> shape(const std::string& key);
   // Like shape, but absent or null stays nullopt.
   std::optional<std::vector<int64_t>> optional_shape(const std::string& key);
+  // The argument's JSON as written (null when absent), for arguments of several spellings.
+  nlohmann::json raw(const std::string& key);
   // null or an integer.
   std::optional<uint64_t> optional_seed(const std::string& key);
   // An initializer object ({"class_name": "GlorotUniform", "config": {"seed": 1}}) or name.

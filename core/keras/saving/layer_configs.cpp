@@ -217,6 +217,31 @@ std::shared_ptr<Layer> dropout_from(LayerArguments& arguments) {
   return std::make_shared<Dropout>(rate, options);
 }
 
+// Keras's three spellings of `padding`: an int, (height, width), ((top, bottom), (left, right)).
+std::shared_ptr<Layer> zero_padding_from(LayerArguments& arguments) {
+  ZeroPadding2DOptions options;
+  const json padding = arguments.raw("padding");
+  auto side = [&](const json& value) -> int64_t {
+    if (!value.is_number_integer()) arguments.fail("argument 'padding' is " + padding.dump() + ", expected integers");
+    return value.get<int64_t>();
+  };
+  if (padding.is_null()) {
+    // Keras's default (1, 1)
+  } else if (padding.is_number_integer()) {
+    options.padding = Margins2D(side(padding));
+  } else if (padding.is_array() && padding.size() == 2 && padding[0].is_array() && padding[1].is_array() &&
+             padding[0].size() == 2 && padding[1].size() == 2) {
+    options.padding = Margins2D({side(padding[0][0]), side(padding[0][1])}, {side(padding[1][0]), side(padding[1][1])});
+  } else if (padding.is_array() && padding.size() == 2) {
+    options.padding = Margins2D(side(padding[0]), side(padding[1]));
+  } else {
+    arguments.fail("argument 'padding' is " + padding.dump() + ", expected an int, a pair or a pair of pairs");
+  }
+  require_channels_last(arguments);
+  options.name = arguments.layer_name();
+  return std::make_shared<ZeroPadding2D>(options);
+}
+
 const std::map<std::string, LayerCodec>& codecs() {
   static const std::map<std::string, LayerCodec> table{
       {"Dense", {[](const Layer& layer) { return dense_config(static_cast<const Dense&>(layer)); }, dense_from}},
@@ -259,6 +284,14 @@ const std::map<std::string, LayerCodec>& codecs() {
           std::vector<int64_t> target_shape = arguments.shape("target_shape");
           return std::make_shared<Reshape>(std::move(target_shape), arguments.layer_name());
         }}},
+      {"ZeroPadding2D",
+       {[](const Layer& layer) {
+          const Margins2D& padding = static_cast<const ZeroPadding2D&>(layer).padding();
+          return json{{"padding", json::array({json::array({padding.top, padding.bottom}),
+                                               json::array({padding.left, padding.right})})},
+                      {"data_format", "channels_last"}};
+        },
+        zero_padding_from}},
       {"GlobalAveragePooling2D",
        {[](const Layer& layer) {
           return json{{"data_format", "channels_last"},

@@ -1,0 +1,88 @@
+// The model zoo's residual networks as Keras 3 .keras files: the small ResNet
+// and ResNet-18 (ZeroPadding2D, BatchNormalization, residual Adds) saved by
+// accel read back bitwise, and, where the TensorFlow environment exists
+// (bench/.venv-tensorflow), keras.models.load_model reads them and computes
+// accel's outputs.
+#include <accel/keras/backend.hpp>
+#include <accel/keras/saving/keras_file.hpp>
+#include <accel/keras/saving/safetensors.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "model_zoo.hpp"
+
+namespace accel::model_zoo {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::vector<float>> weight_values(const keras::Model& model) {
+  std::vector<std::vector<float>> values;
+  for (const Variable& weight : model.weights()) values.push_back(weight.value().to_vector<float>());
+  return values;
+}
+
+keras::saving::StoredTensor stored(const std::string& name, const Tensor& tensor) {
+  keras::saving::StoredTensor result{name, tensor.dtype(), tensor.shape(), {}};
+  result.bytes.resize(tensor.byte_size());
+  tensor.copy_to_host(result.bytes.data());
+  return result;
+}
+
+class ZooKerasFilesTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
+  keras::clear_session();
+  keras::set_random_seed(5);
+  const fs::path folder = fs::temp_directory_path() / ("accel_zoo_keras_" + std::to_string(::getpid()));
+  fs::create_directories(folder);
+  const std::shared_ptr<keras::Model> model =
+      GetParam() == "resnet18" ? resnet18({{32, 32, 3}, 10}) : build_model(GetParam());
+  const std::string path = (folder / (GetParam() + ".keras")).string();
+  keras::saving::save_model(*model, path);
+  keras::clear_session();
+  const std::unique_ptr<keras::Model> copy = keras::saving::load_model(path);
+  EXPECT_EQ(copy->layers().size(), model->layers().size());
+  EXPECT_EQ(weight_values(*copy), weight_values(*model));
+  const keras::LayerShape& input = model->inputs().front().shape();
+  std::vector<int64_t> dims{2};
+  dims.insert(dims.end(), input.begin() + 1, input.end());
+  std::vector<float> values(static_cast<size_t>(Shape(dims).element_count()));
+  for (size_t index = 0; index < values.size(); ++index) values[index] = static_cast<float>(index % 17) / 17.0f;
+  const Tensor x = Tensor::from_vector<float>(values, Shape(dims));
+  const Tensor y = (*model)(x, false);
+  EXPECT_EQ((*copy)(x, false).to_vector<float>(), y.to_vector<float>());
+
+  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
+  if (fs::exists(python)) {
+    keras::saving::SafetensorsContents forward;
+    forward.tensors = {stored("x", x), stored("y", y)};
+    keras::saving::write_safetensors_file((folder / "forward.safetensors").string(), forward);
+    const std::string log = (folder / "check.log").string();
+    // Twenty-odd convolutions in TensorFlow's (oneDNN) order of summation
+    // against accel's: agreement to float32 round-off relative to the outputs.
+    float largest = 0;
+    for (float value : y.to_vector<float>()) largest = std::max(largest, std::abs(value));
+    const double tolerance = 1e-5 * (1.0 + largest);
+    const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 CUDA_VISIBLE_DEVICES= " + python + " " + ACCEL_SOURCE_DIR +
+                                "/tools/keras_goldens/check_keras3_file.py " + path + " --forward " +
+                                (folder / "forward.safetensors").string() + " --tolerance " + std::to_string(tolerance) +
+                                " > " + log + " 2>&1";
+    const int status = std::system(command.c_str());
+    std::ifstream in(log);
+    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(status, 0) << "largest output " << largest << "\n" << output;
+  }
+  fs::remove_all(folder);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ZooKerasFilesTest, ::testing::Values("resnet_small_28x28", "resnet18"));
+
+}  // namespace
+}  // namespace accel::model_zoo
