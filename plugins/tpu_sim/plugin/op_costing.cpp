@@ -417,6 +417,9 @@ std::string detail_json(const OpCost& cost) {
                         quoted_list(cost.epilogue->steps), timing.mxu_cycles, timing.epilogue_cycles,
                         timing.hbm.epilogue);
   }
+  if (cost.prefetched_weight_bytes > 0) {
+    json += fmt::format(R"(,"prefetched_weight_bytes":{})", cost.prefetched_weight_bytes);
+  }
   return json + "}";
 }
 

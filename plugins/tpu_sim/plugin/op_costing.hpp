@@ -26,6 +26,7 @@ struct OpCost {
   tpu::OpTiming timing;
   double flops = 0;                   // as the host kernels count them; a fusion's own count when they give none
   std::int64_t vmem_read_bytes = 0;   // input bytes read from VMEM instead of HBM (resident inputs)
+  std::int64_t prefetched_weight_bytes = 0;  // loaded during the kernel before (weight_prefetch.hpp)
   std::optional<FusionSummary> fusion;      // FUSED_ELEMENTWISE
   std::optional<EpilogueSummary> epilogue;  // an MXU op with an epilogue
 };

@@ -110,8 +110,13 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
 
   // Cost first: a refused op (cycle-accurate size limit) must not run, as
   // optimizer updates write their inputs in place.
-  const OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes,
-                              core.residency.resident_inputs(inputs.span(), fused, residency));
+  OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes,
+                        core.residency.resident_inputs(inputs.span(), fused, residency));
+  {
+    std::lock_guard lock(core.timeline_mutex);
+    cost.prefetched_weight_bytes = prefetch_kernel_weights(*context.timing, call.op, fused, residency,
+                                                           core.timeline.previous_kernel, cost.timing);
+  }
   const tpu::OpTiming& timing = cost.timing;
   // Before the MXU inputs are replaced by their bf16 copies below.
   const std::vector<HostTensor> written = written_tensors(call.op, inputs.span(), outputs.span());

@@ -17,6 +17,7 @@
 #include "timing/hardware_config.hpp"
 #include "timing/op_timing.hpp"
 #include "vmem_residency.hpp"
+#include "weight_prefetch.hpp"
 
 namespace accel::tpu_sim {
 
@@ -40,6 +41,7 @@ struct SystemSettings {
 struct CoreTimeline {
   std::int64_t end_cycle = 0;
   AccelTpuSimDeviceTotals totals{};
+  PreviousKernel previous_kernel;  // for the weight prefetch of compiled programs
 };
 
 // One emulated TensorCore: a physical device TPU:index.

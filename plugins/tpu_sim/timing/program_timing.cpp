@@ -35,12 +35,28 @@ void apply_prefetch(const TimingModel& model, OpTiming& timing, std::int64_t pre
 
 }  // namespace
 
+std::int64_t idle_hbm_cycles(const OpTiming& timing) {
+  return std::max<std::int64_t>(0, timing.cycles - timing.memory_cycles);
+}
+
+std::int64_t prefetch_weights(const TimingModel& model, OpTiming& timing, std::int64_t idle_cycles) {
+  const Hardware& hw = model.hardware();
+  if (model.options().ideal_memory || idle_cycles <= 0 || timing.hbm.weights <= 0) return 0;
+  const std::int64_t half_buffer = checked_mul(hw.core.vmem_bytes, model.options().cores, "the VMEM bytes") / 2;
+  const std::int64_t weights_once = timing.hbm.weights / std::max<std::int64_t>(1, timing.hbm.weight_passes);
+  if (weights_once > half_buffer) return 0;
+  const double bytes_per_cycle = hw.hbm.bandwidth_bytes_per_s / hw.clock_hz;
+  const double idle_bytes = std::floor(static_cast<double>(idle_cycles) * bytes_per_cycle);
+  const auto prefetched = static_cast<std::int64_t>(std::min(static_cast<double>(weights_once), idle_bytes));
+  if (prefetched > 0) apply_prefetch(model, timing, prefetched);
+  return prefetched;
+}
+
 ProgramTiming time_program(const TimingModel& model, const std::vector<OpTiming>& chain, const ProgramPolicy& policy) {
   if (chain.empty()) throw std::invalid_argument("a program needs at least one MXU op; the chain is empty");
   const Hardware& hw = model.hardware();
   // The resident half of the on-chip buffer (of every core the ops use).
   const std::int64_t half_buffer = checked_mul(hw.core.vmem_bytes, model.options().cores, "the VMEM bytes") / 2;
-  const double bytes_per_cycle = hw.hbm.bandwidth_bytes_per_s / hw.clock_hz;
   ProgramTiming program;
   std::int64_t previous_idle_cycles = 0;  // HBM cycles the previous op left unused
   for (std::size_t i = 0; i < chain.size(); ++i) {
@@ -64,21 +80,12 @@ ProgramTiming time_program(const TimingModel& model, const std::vector<OpTiming>
       }
       if (changed) timing = model.retime(std::move(timing));
     }
-    if (policy.prefetch_weights && i > 0 && !model.options().ideal_memory) {
-      const std::int64_t weights_once = timing.hbm.weights / std::max<std::int64_t>(1, timing.hbm.weight_passes);
-      if (weights_once <= half_buffer) {
-        const double idle_bytes = std::floor(static_cast<double>(previous_idle_cycles) * bytes_per_cycle);
-        const std::int64_t prefetched =
-            static_cast<std::int64_t>(std::min(static_cast<double>(weights_once), idle_bytes));
-        if (prefetched > 0) {
-          const std::int64_t stall_before = timing.stall_cycles;
-          apply_prefetch(model, timing, prefetched);
-          step.prefetched_bytes = prefetched;
-          step.hidden_stall_cycles = stall_before - timing.stall_cycles;
-        }
-      }
+    if (policy.prefetch_weights && i > 0) {
+      const std::int64_t stall_before = timing.stall_cycles;
+      step.prefetched_bytes = prefetch_weights(model, timing, previous_idle_cycles);
+      step.hidden_stall_cycles = stall_before - timing.stall_cycles;
     }
-    previous_idle_cycles = std::max<std::int64_t>(0, timing.cycles - timing.memory_cycles);
+    previous_idle_cycles = idle_hbm_cycles(timing);
     program.cycles = checked_add(program.cycles, timing.cycles, kProgramCycles);
     program.stall_cycles = checked_add(program.stall_cycles, timing.stall_cycles, kProgramCycles);
     program.useful_macs = checked_add(program.useful_macs, timing.useful_macs, "the program's MACs");

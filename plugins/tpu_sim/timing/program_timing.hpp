@@ -50,6 +50,17 @@ struct ProgramTiming {
   double ops_per_s() const { return seconds > 0 ? 2.0 * static_cast<double>(useful_macs) / seconds : 0.0; }
 };
 
+// HBM cycles during `timing` that its own traffic leaves unused
+// (cycles - memory cycles, at least 0): when the next op's weights can load.
+std::int64_t idle_hbm_cycles(const OpTiming& timing);
+
+// The prefetch rule on one MXU op: its weights (one pass of them, when that
+// fits half the buffer) load in `idle_cycles` of HBM time the op before it
+// left free, as far as those go; the op is retimed on what is left to load.
+// Returns the bytes prefetched (0: `timing` unchanged). The plugin applies
+// the same rule to the kernels of a compiled program (weight_prefetch.hpp).
+std::int64_t prefetch_weights(const TimingModel& model, OpTiming& timing, std::int64_t idle_cycles);
+
 // `chain`: MXU ops (and fused epilogues) as `model` times each alone, in
 // program order, each reading the previous one's output. Throws
 // std::invalid_argument for an empty chain or an op without MXU work.
