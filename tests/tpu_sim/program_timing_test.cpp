@@ -65,10 +65,14 @@ TEST(ProgramTiming, J17WorkloadsMatchThePublishedThroughput) {
     const std::vector<OpTiming> chain = workload_chain(model, w);
     const ProgramTiming program = time_program(model, chain);
     const ProgramTiming eager = time_program(model, chain, ProgramPolicy::eager());
+    const ProgramTiming no_prefetch = time_program(model, chain, {.activations_on_chip = true, .prefetch_weights = false});
     const double tops = program.ops_per_s() / 1e12;
     const double error = tops / w.published_tops - 1;
-    std::printf("%s: published %.1f TOPS, program %.2f, op-by-op %.2f, error %+.1f%%\n", w.name.c_str(),
-                w.published_tops, tops, eager.ops_per_s() / 1e12, 100 * error);
+    std::printf("%s (%lld layers of width %lld): published %.1f TOPS, program %.2f (no prefetch %.2f), "
+                "op-by-op %.2f, error %+.1f%%, MXU utilization %.1f%%\n",
+                w.name.c_str(), static_cast<long long>(w.layers), static_cast<long long>(layer_width(w)),
+                w.published_tops, tops, no_prefetch.ops_per_s() / 1e12, eager.ops_per_s() / 1e12, 100 * error,
+                100 * tops * 1e12 / peak_ops_per_s_per_chip(model.hardware()));
     EXPECT_LE(std::fabs(error), w.tolerance) << w.name << ": " << tops << " TOPS emulated, " << w.published_tops
                                              << " published (" << table.source << ")";
     EXPECT_GE(program.ops_per_s(), eager.ops_per_s()) << w.name;
