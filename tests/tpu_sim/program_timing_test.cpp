@@ -16,7 +16,9 @@
 namespace accel::tpu {
 namespace {
 
-Hardware preset(const std::string& name) { return load_system(SystemSelection{.preset_or_file = name}); }
+Hardware preset(const std::string& name, std::vector<FieldOverride> overrides = {}) {
+  return load_system(SystemSelection{.preset_or_file = name, .overrides = std::move(overrides)});
+}
 
 FidelityTable j17() { return load_fidelity_table(find_fidelity_table("j17_tpu_v1")); }
 
@@ -161,6 +163,41 @@ TEST(ProgramTiming, PrefetchCannotBeatABusyMemory) {
   const double bytes_per_cycle = hw.hbm.bandwidth_bytes_per_s / hw.clock_hz;
   EXPECT_NEAR(static_cast<double>(with.cycles), static_cast<double>(with.hbm_bytes) / bytes_per_cycle,
               static_cast<double>(with.steps.size()));
+}
+
+// TPU v4's CMEM (128 MiB per chip, 64 MiB per core): an activation too large
+// for half a core's 16 MiB VMEM but within its CMEM share stays on chip; on
+// v5e (no CMEM) or with CMEM off it goes through HBM.
+TEST(ProgramTiming, CmemKeepsWhatVmemCannot) {
+  const auto chain_on = [](const TimingModel& model) {
+    // bf16 16384 x 1024: 32 MiB between the two matmuls.
+    return std::vector<OpTiming>{model.estimate_matmul(16384, 1024, 512, NumberType::kBf16),
+                                 model.estimate_matmul(16384, 512, 1024, NumberType::kBf16)};
+  };
+  const Hardware v4 = preset("tpu_v4");
+  EXPECT_EQ(v4.cmem_bytes, 128LL << 20);
+  const TimingModel model(v4);
+  const std::vector<OpTiming> chain = chain_on(model);
+  ASSERT_GT(chain[0].hbm.output, v4.core.vmem_bytes / 2);
+  ASSERT_LE(chain[0].hbm.output, v4.cmem_bytes / v4.cores_per_chip);
+  const ProgramTiming with = time_program(model, chain);
+  EXPECT_TRUE(with.steps[0].output_kept_on_chip);
+  EXPECT_TRUE(with.steps[0].output_in_cmem);
+  EXPECT_EQ(with.steps[0].timing.hbm.output, 0);
+  EXPECT_TRUE(with.steps[1].input_from_vmem);
+  EXPECT_EQ(with.steps[1].timing.hbm.input, 0);
+  ProgramPolicy no_cmem;
+  no_cmem.use_cmem = false;
+  const ProgramTiming without = time_program(model, chain, no_cmem);
+  EXPECT_FALSE(without.steps[0].output_kept_on_chip);
+  EXPECT_EQ(without.steps[1].timing.hbm.input, chain[1].hbm.input);
+  EXPECT_LT(with.hbm_bytes, without.hbm_bytes);
+  // A chip without CMEM: the same chain's activation goes through HBM.
+  EXPECT_EQ(preset("tpu_v5e").cmem_bytes, 0);
+  const TimingModel v5e_small(preset("tpu_v5e", {{"core.vmem_bytes", "16 MiB"}}));  // v4's VMEM, no CMEM
+  const ProgramTiming on_v5e = time_program(v5e_small, chain_on(v5e_small));
+  EXPECT_FALSE(on_v5e.steps[0].output_kept_on_chip);
+  EXPECT_FALSE(on_v5e.steps[0].output_in_cmem);
 }
 
 TEST(ProgramTiming, RefusesAnEmptyChainAndVectorOps) {

@@ -377,7 +377,7 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
   // Keys are declared per mapping: a key not listed here is an error.
   MappingReader top(root, "", context,
                     {"name", "description", "clock_hz", "clock_source", "published_peak_ops_per_s", "chips",
-                     "tensor_cores_per_chip", "megacore", "core", "hbm", "interconnect", "energy"});
+                     "tensor_cores_per_chip", "megacore", "cmem_bytes", "core", "hbm", "interconnect", "energy"});
   Hardware hw;
   hw.source = source_name;
   hw.name = top.text("name");
@@ -399,6 +399,8 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
     }
     hw.megacore = megacore == "true";
   }
+  // Optional: a chip-wide on-chip memory beside the cores' VMEM (TPU v4's CMEM).
+  hw.cmem_bytes = top.has("cmem_bytes") ? top.bytes("cmem_bytes") : 0;
 
   const MappingReader core = top.child("core", {"mxus", "mxu", "vector_unit", "vmem_bytes", "accumulator_bytes"});
   hw.core.mxus = core.integer("mxus");

@@ -88,6 +88,9 @@ struct Hardware {
   // Megacore: the chip's TensorCores can run one op together (TPU v4, v5p);
   // TimingOptions::megacore uses it. No effect on a chip of one core.
   bool megacore = false;
+  // CMEM: on-chip memory shared by the chip's cores, between VMEM and HBM
+  // (TPU v4: 128 MiB); 0 when the chip has none. Per chip.
+  std::int64_t cmem_bytes = 0;
   CoreConfig core;
   HbmConfig hbm;                // per chip
   InterconnectConfig interconnect;

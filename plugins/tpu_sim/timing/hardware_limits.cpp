@@ -25,7 +25,7 @@ constexpr double kTiB = 1024.0 * kGiB;
 // to 4.6 pJ (a 45 nm fp32 multiply and add) per operation, 1-25 pJ per byte
 // of SRAM and 30-325 pJ per byte of HBM or DDR3; zero is refused (leave the
 // figure out instead), and each range leaves a factor of 10 or more around them.
-constexpr std::array<FieldLimit, 23> kLimits{{
+constexpr std::array<FieldLimit, 24> kLimits{{
     {"clock_hz", FieldUnit::kHertz, 1e6, 1e10},
     {"published_peak_ops_per_s", FieldUnit::kOpsPerSecond, 1e6, 1e18},
     {"chips", FieldUnit::kCount, 1, 65536},
@@ -38,6 +38,7 @@ constexpr std::array<FieldLimit, 23> kLimits{{
     {"core.vector_unit.alus_per_lane", FieldUnit::kCount, 1, 64},
     {"core.vmem_bytes", FieldUnit::kBytes, kKiB, 64 * kGiB},
     {"core.accumulator_bytes", FieldUnit::kBytes, 0, 64 * kGiB},
+    {"cmem_bytes", FieldUnit::kBytes, 0, 64 * kGiB},
     {"hbm.capacity_bytes", FieldUnit::kBytes, kMiB, kTiB},
     {"hbm.bandwidth_bytes_per_s", FieldUnit::kBytesPerSecond, 1e6, 1e14},
     {"interconnect.links", FieldUnit::kCount, 1, 64},
@@ -97,6 +98,7 @@ void check_field_ranges(const Hardware& hw, const FieldFailure& fail) {
       {"core.vector_unit.alus_per_lane", hw.core.vector_unit.alus_per_lane},
       {"core.vmem_bytes", static_cast<double>(hw.core.vmem_bytes)},
       {"core.accumulator_bytes", static_cast<double>(hw.core.accumulator_bytes)},
+      {"cmem_bytes", static_cast<double>(hw.cmem_bytes)},
       {"hbm.capacity_bytes", static_cast<double>(hw.hbm.capacity_bytes)},
       {"hbm.bandwidth_bytes_per_s", hw.hbm.bandwidth_bytes_per_s},
   };

@@ -57,6 +57,9 @@ ProgramTiming time_program(const TimingModel& model, const std::vector<OpTiming>
   const Hardware& hw = model.hardware();
   // The resident half of the on-chip buffer (of every core the ops use).
   const std::int64_t half_buffer = checked_mul(hw.core.vmem_bytes, model.options().cores, "the VMEM bytes") / 2;
+  // The cores' share of the chip's CMEM, the second level.
+  const std::int64_t cmem_share =
+      policy.use_cmem ? checked_mul(hw.cmem_bytes / hw.cores_per_chip, model.options().cores, "the CMEM bytes") : 0;
   ProgramTiming program;
   std::int64_t previous_idle_cycles = 0;  // HBM cycles the previous op left unused
   for (std::size_t i = 0; i < chain.size(); ++i) {
@@ -73,7 +76,8 @@ ProgramTiming time_program(const TimingModel& model, const std::vector<OpTiming>
         step.input_from_vmem = true;
         changed = true;
       }
-      if (i + 1 < chain.size() && timing.hbm.output <= half_buffer) {
+      if (i + 1 < chain.size() && (timing.hbm.output <= half_buffer || timing.hbm.output <= cmem_share)) {
+        step.output_in_cmem = timing.hbm.output > half_buffer;
         timing.hbm.output = 0;
         step.output_kept_on_chip = true;
         changed = true;

@@ -8,6 +8,11 @@
 //   plugin's VMEM residency use) stays there; the next op reads it from
 //   VMEM and it is never written to HBM. The program's input is read from
 //   HBM and its last output is written there.
+// - CMEM, a second level: on a chip with CMEM (Hardware::cmem_bytes, TPU v4)
+//   an output too large for half the VMEM but within the core's share of
+//   the CMEM (cmem_bytes / tensor_cores_per_chip) stays there instead. CMEM
+//   bandwidth is not published: its reads are taken as on-chip reads, with
+//   no HBM bytes and no stall, like VMEM's.
 // - Weight prefetch: the next op's weights load during the current op, in
 //   the HBM cycles the current op leaves idle, when they fit in the other
 //   half of the buffer (at most core.vmem_bytes / 2). Bytes loaded early
@@ -28,13 +33,15 @@ namespace accel::tpu {
 struct ProgramPolicy {
   bool activations_on_chip = true;
   bool prefetch_weights = true;
-  static ProgramPolicy eager() { return {false, false}; }
+  bool use_cmem = true;  // with activations_on_chip: CMEM as the second level
+  static ProgramPolicy eager() { return {false, false, false}; }
 };
 
 struct ProgramStep {
   OpTiming timing;                    // the op as the program runs it
   bool input_from_vmem = false;       // the previous op's output, kept on chip
-  bool output_kept_on_chip = false;   // not written to HBM; the next op reads it from VMEM
+  bool output_kept_on_chip = false;   // not written to HBM; the next op reads it on chip
+  bool output_in_cmem = false;        // kept in CMEM (too large for half the VMEM)
   std::int64_t prefetched_bytes = 0;  // weight bytes loaded during the previous op
   std::int64_t hidden_stall_cycles = 0;  // stall cycles the prefetch removed
 };
