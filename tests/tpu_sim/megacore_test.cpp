@@ -54,5 +54,30 @@ TEST(Megacore, ChangesNothingOnAOneCoreChipOrWhenOff) {
             TimingModel(v4_off).estimate_matmul(4096, 4096, 4096, NumberType::kBf16).cycles);
 }
 
+// The plugin's tpu_sim.megacore=on presents the chip as one TensorCore
+// (megacore_view): the same cycles as the option, one device per chip.
+TEST(Megacore, TheOneCoreViewTimesAsTheOption) {
+  const Hardware v4 = preset("tpu_v4");
+  const Hardware view = megacore_view(v4);
+  EXPECT_EQ(view.cores_per_chip, 1);
+  EXPECT_EQ(view.core.mxus, 8);
+  EXPECT_EQ(view.core.vmem_bytes, 2 * v4.core.vmem_bytes);
+  EXPECT_EQ(device_count(view), v4.chips);
+  EXPECT_DOUBLE_EQ(peak_ops_per_s_per_chip(view), peak_ops_per_s_per_chip(v4));
+  const TimingModel option(v4, {.megacore = true}), as_view(view);
+  for (const GemmShape& g : {GemmShape{8192, 8192, 8192}, GemmShape{100, 37, 300}, GemmShape{65536, 512, 512}}) {
+    const OpTiming a = option.estimate_matmul(g.m, g.n, g.k, NumberType::kBf16);
+    const OpTiming b = as_view.estimate_matmul(g.m, g.n, g.k, NumberType::kBf16);
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    EXPECT_DOUBLE_EQ(a.mxu_utilization, b.mxu_utilization);
+  }
+  EXPECT_EQ(option.estimate_vector_op(VectorOpKind::kElementwise, 1 << 20, NumberType::kFp32).cycles,
+            as_view.estimate_vector_op(VectorOpKind::kElementwise, 1 << 20, NumberType::kFp32).cycles);
+  const Hardware v5e = preset("tpu_v5e");
+  EXPECT_EQ(megacore_view(v5e).core.mxus, v5e.core.mxus);
+  EXPECT_EQ(device_count(megacore_view(v5e)), device_count(v5e));
+}
+
 }  // namespace
 }  // namespace accel::tpu

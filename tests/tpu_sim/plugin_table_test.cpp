@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <nlohmann/json.hpp>
 
 #include <initializer_list>
 #include <map>
@@ -473,6 +474,40 @@ TEST(TpuSimTable, RunsAndTimesFusedKernels) {
   }
 }
 
+// tpu_sim.megacore=on: a v4 chip is one device with both cores' MXUs, and a
+// large matmul's compute takes half the cycles; a v5e (one core) is unchanged.
+TEST(TpuSimTable, MegacoreMakesAV4ChipOneDeviceWithHalfTheComputeCycles) {
+  const auto compute_cycles = [](std::initializer_list<std::pair<const std::string, std::string>> settings,
+                                 int32_t* devices, std::string* json) {
+    EmulatedSystem system(settings);
+    EXPECT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+    EXPECT_EQ(take(system.api()->physical_device_count(system.context(), devices)), ACCEL_STATUS_OK);
+    *json = system.extension().system_json(system.context());
+    g_details.clear();
+    EXPECT_EQ(run_matmul(system, system.open(0), 4096, 4096, 4096), ACCEL_STATUS_OK);
+    return g_details.empty() ? int64_t{-1} : nlohmann::json::parse(g_details.back()).at("compute_cycles").get<int64_t>();
+  };
+  int32_t devices = 0, mega_devices = 0;
+  std::string json, mega_json;
+  const int64_t one = compute_cycles({{"tpu_sim.values", "none"}}, &devices, &json);
+  const int64_t mega = compute_cycles({{"tpu_sim.values", "none"}, {"tpu_sim.megacore", "on"}}, &mega_devices, &mega_json);
+  EXPECT_EQ(devices, 2);
+  EXPECT_EQ(mega_devices, 1);
+  EXPECT_NE(mega_json.find("\"megacore\":true"), std::string::npos) << mega_json;
+  EXPECT_NE(json.find("\"megacore\":false"), std::string::npos) << json;
+  // The busiest MXU runs half the folds; one fill and drain stays.
+  const tpu::Hardware v4 = tpu::load_system({.preset_or_file = "tpu_v4"});
+  const int64_t t = 4096, r = v4.core.mxu.rows, c = v4.core.mxu.columns;
+  EXPECT_EQ(2 * mega - one, t + 2 * r + c - 2 - std::max(t, r)) << one << " vs " << mega;
+
+  const int64_t v5e = compute_cycles({{"tpu_sim.values", "none"}, {"tpu_sim.preset", "tpu_v5e"}}, &devices, &json);
+  const int64_t v5e_mega = compute_cycles(
+      {{"tpu_sim.values", "none"}, {"tpu_sim.preset", "tpu_v5e"}, {"tpu_sim.megacore", "on"}}, &mega_devices, &mega_json);
+  EXPECT_EQ(v5e_mega, v5e);
+  EXPECT_EQ(mega_devices, devices);
+  EXPECT_NE(mega_json.find("\"megacore\":false"), std::string::npos) << mega_json;
+}
+
 TEST(TpuSimTable, BadSettingsFailInitializeNamingThem) {
   for (const auto& [key, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"tpu_sim.mode", "fast", "setting tpu_sim.mode='fast': expected analytical or cycle_accurate"},
@@ -481,6 +516,8 @@ TEST(TpuSimTable, BadSettingsFailInitializeNamingThem) {
            {"tpu_sim.vmem_residency", "off", ""},
            {"tpu_sim.chips", "two", "setting tpu_sim.chips='two'"},
            {"tpu_sim.chips", "2", ""},
+           {"tpu_sim.megacore", "yes", "setting tpu_sim.megacore='yes': expected off or on"},
+           {"tpu_sim.megacore", "on", ""},
            {"tpu_sim.overrides", "core.mxu.rows", "malformed override"},
            {"tpu_sim.overrides", "core.mxu.rows=0", "override 'core.mxu.rows=0'"},
        }) {

@@ -45,6 +45,7 @@ std::string describe_system(const AccelPluginContext& context) {
       {"convention", to_string(context.settings.convention)},
       {"vmem_residency", to_string(context.settings.vmem_residency)},
       {"values", context.settings.timing_only ? "none" : "compute"},
+      {"megacore", context.settings.megacore && context.hardware.megacore},
       {"clock_hz", hw.clock_hz},
       {"mxus_per_core", hw.core.mxus},
       {"array", {hw.core.mxu.rows, hw.core.mxu.columns}},

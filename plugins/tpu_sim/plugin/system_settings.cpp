@@ -7,6 +7,8 @@
 //   tpu_sim.vmem_residency  fused (default) | all | off: which reads find
 //                       recently written tensors in VMEM (vmem_residency.hpp)
 //   tpu_sim.values      compute (default) | none: timing only, no tensor values
+//   tpu_sim.megacore    off (default) | on: a chip whose preset has megacore is
+//                       one device, its TensorCores acting as one (tpu::megacore_view)
 // Each falls back to its environment variable (ACCEL_TPU_SIM_PRESET, ...)
 // through the host. A bad value is an InvalidArgument naming the setting; a
 // bad hardware description keeps the loader's "file:line:column: ..." text.
@@ -94,6 +96,9 @@ SystemSettings read_settings(const AccelHostApi& host) {
     bad_setting("tpu_sim.values", values, "compute (tensor values and timing) or none (timing only)");
   }
   settings.timing_only = values == "none";
+  const std::string megacore = setting_or(host, "tpu_sim.megacore", "off");
+  if (megacore != "off" && megacore != "on") bad_setting("tpu_sim.megacore", megacore, "off or on");
+  settings.megacore = megacore == "on";
   return settings;
 }
 
@@ -110,6 +115,10 @@ tpu::Hardware load_system_hardware(const SystemSettings& settings) {
       hw.interconnect.dims = slice_dims(hw, chips);
       hw.chips = chips;
       hw.source += " (tpu_sim.chips=" + std::to_string(chips) + ")";
+      tpu::validate_hardware(hw);
+    }
+    if (settings.megacore && hw.megacore && hw.cores_per_chip > 1) {
+      hw = tpu::megacore_view(hw);
       tpu::validate_hardware(hw);
     }
     return hw;

@@ -35,6 +35,9 @@ struct SystemSettings {
   // memory behind them and ops are timed but not run, so a step of any size
   // is timed in the time its op calls take (`accel tpu estimate --model`).
   bool timing_only = false;
+  // tpu_sim.megacore = on: on a chip whose preset has megacore, the chip is
+  // one device (tpu::megacore_view); elsewhere nothing changes.
+  bool megacore = false;
 };
 
 // The simulated timeline of one core and what ran on it (op_execution.cpp).

@@ -98,6 +98,19 @@ double ridge_point_macs_per_byte(const Hardware& hw) {
   return peak_ops_per_s_per_chip(hw) / 2.0 / hw.hbm.bandwidth_bytes_per_s;
 }
 
+Hardware megacore_view(const Hardware& hw) {
+  if (!hw.megacore || hw.cores_per_chip < 2) return hw;
+  Hardware chip = hw;
+  const int cores = hw.cores_per_chip;
+  chip.cores_per_chip = 1;
+  chip.core.mxus *= cores;
+  chip.core.vmem_bytes *= cores;
+  chip.core.accumulator_bytes *= cores;
+  chip.core.vector_unit.alus_per_lane *= cores;
+  chip.source += " (megacore)";
+  return chip;
+}
+
 int device_count(const Hardware& hw) { return hw.chips * hw.cores_per_chip; }
 
 std::vector<std::string> device_names(const Hardware& hw) {

@@ -103,6 +103,11 @@ std::int64_t peak_macs_per_cycle_per_core(const Hardware& hw);
 double peak_ops_per_s_per_chip(const Hardware& hw);
 // Roofline ridge point of one chip: MACs per byte of off-chip traffic.
 double ridge_point_macs_per_byte(const Hardware& hw);
+// Megacore mode as a system: each chip whose preset has megacore becomes one
+// TensorCore holding all its cores' MXUs, VMEM, accumulators and vector ALUs
+// (so the chip is one device); the same cycles as TimingOptions::megacore.
+// Any other hardware is returned unchanged.
+Hardware megacore_view(const Hardware& hw);
 // Devices of the system, one per TensorCore: TPU:0 .. TPU:N-1.
 int device_count(const Hardware& hw);
 std::vector<std::string> device_names(const Hardware& hw);
