@@ -4,6 +4,7 @@
 // (bench/.venv-tensorflow), keras.models.load_model reads them and computes
 // accel's outputs.
 #include <accel/keras/backend.hpp>
+#include <accel/placement.hpp>
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 
@@ -38,6 +39,8 @@ keras::saving::StoredTensor stored(const std::string& name, const Tensor& tensor
 class ZooKerasFilesTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
+  // float32 throughout, as TensorFlow on the CPU (the emulated TPU's MXU rounds to bfloat16).
+  DeviceScope on_cpu("/CPU:0");
   keras::clear_session();
   keras::set_random_seed(5);
   const fs::path folder = fs::temp_directory_path() / ("accel_zoo_keras_" + std::to_string(::getpid()));
