@@ -104,6 +104,20 @@ TEST(TpuModelEstimate, OnASliceTheStepIncludesTheAllReduce) {
   EXPECT_LT(timing_only["flops"].get<double>(), one_core["flops"].get<double>());
 }
 
+// The step's time by unit, and megacore: on a v4 a chip's two TensorCores
+// as one device make a convolution-heavy step faster.
+TEST(TpuModelEstimate, TimeByUnitAndMegacore) {
+  const fs::path file = write_model_file("units", kResidualCnn);
+  const json one_core = estimate(file, "--batch 64");
+  const json megacore = estimate(file, "--batch 64 --megacore");
+  EXPECT_GT(one_core["mxu_cycles"].get<int64_t>(), 0);
+  EXPECT_GT(one_core["vector_cycles"].get<int64_t>(), 0);
+  EXPECT_LE(one_core["mxu_cycles"].get<int64_t>() + one_core["vector_cycles"].get<int64_t>(),
+            one_core["cycles"].get<int64_t>());
+  EXPECT_LT(megacore["mxu_cycles"].get<int64_t>(), one_core["mxu_cycles"].get<int64_t>());
+  EXPECT_LT(megacore["step_seconds"].get<double>(), one_core["step_seconds"].get<double>());
+}
+
 TEST(TpuModelEstimate, AModelOnlyFileIsEstimatedWithSgdOnAMeanSquaredError) {
   const fs::path file = write_model_file("model_only", R"(name: model_only
 model:

@@ -98,6 +98,14 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
                      estimate.batch, estimate.training ? "training" : "inference");
   out << fmt::format("step time   {:.6g} ms simulated ({} cycles, {} op calls); estimated in {:.3f} s\n",
                      estimate.step_seconds * 1e3, estimate.cycles, estimate.ops, estimate.wall_seconds);
+  const double cycles = static_cast<double>(estimate.cycles);
+  out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}% of the core's cycles{}\n",
+                     percent(static_cast<double>(estimate.mxu_cycles), cycles),
+                     percent(static_cast<double>(estimate.vector_cycles), cycles),
+                     percent(static_cast<double>(estimate.stall_cycles), cycles),
+                     estimate.replicas > 1 ? fmt::format("; collectives {:.1f}% of the step",
+                                                         percent(estimate.all_reduce_seconds, estimate.step_seconds))
+                                           : std::string());
   if (estimate.replicas > 1) {
     out << fmt::format("all-reduce  {:.6g} ms of it, {:.4g} MB of gradients over the interconnect\n",
                        estimate.all_reduce_seconds * 1e3, estimate.all_reduce_bytes / 1e6);
@@ -149,6 +157,7 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
                                       request.file, request.preset, request.values);
     if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
     if (request.inference) command += " --inference";
+    if (request.megacore) command += " --megacore";
     if (!request.slice.empty()) command += fmt::format(" --slice '{}'", request.slice);
     for (const std::string& field : request.file_overrides) command += fmt::format(" --model-set '{}'", field);
     if (!request.run.empty()) command += fmt::format(" --run '{}'", request.run);
@@ -202,6 +211,7 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     config::set_setting("tpu_sim.preset", request.preset);
     config::set_setting("tpu_sim.overrides", joined(request.overrides));
     config::set_setting("tpu_sim.values", request.values);
+    if (request.megacore) config::set_setting("tpu_sim.megacore", "on");
     experiment::LoadOptions options;
     inspect_keras_files(options);
     options.overrides = request.file_overrides;
@@ -245,6 +255,8 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
   estimate.add_option("--run", request->run, "--model: which run of the file (default the first)");
   estimate.add_option("--slice", request->slice,
                       "--model: data-parallel under TPUStrategy on an emulated slice, e.g. v4-8 (4 chips, 8 cores)");
+  estimate.add_flag("--megacore", request->megacore,
+                    "--model: a chip's two TensorCores as one device, on presets that have megacore (v4, v5p)");
   estimate.add_option("--model-set", request->file_overrides,
                       "--model: override a key of the file, as accel run --set, e.g. 'data.shape=[224, 224, 3]'");
   estimate.add_option("--values", request->values,

@@ -30,6 +30,7 @@ struct TpuModelEstimateRequest {
   std::string slice;                   // --slice v4-8: under a TPUStrategy on that emulated slice
   std::vector<std::string> file_overrides;  // --model-set key=value: applied to the file, as accel run --set
   bool json = false;
+  bool megacore = false;               // --megacore: tpu_sim.megacore=on
 };
 
 // Adds --model and its options to `accel tpu estimate`, which then runs

@@ -85,6 +85,7 @@ std::vector<TpuOpCost> costs_by_op(const std::vector<profiler::OpRecord>& record
     if (details.is_object()) {
       cost.compute_cycles += details.value("compute_cycles", int64_t{0});
       cost.stall_cycles += details.value("stall_cycles", int64_t{0});
+      cost.on_mxu = details.value("folds", int64_t{0}) > 0;
     }
     cost.count += 1;
     cost.seconds += record.duration_seconds;
@@ -193,7 +194,10 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   estimate.mxu_utilization = totals.mxu_utilization;
   estimate.energy = emulator->system_energy();
   estimate.by_op = costs_by_op(records);
-  for (const TpuOpCost& cost : estimate.by_op) estimate.flops += cost.flops;
+  for (const TpuOpCost& cost : estimate.by_op) {
+    estimate.flops += cost.flops;
+    (cost.on_mxu ? estimate.mxu_cycles : estimate.vector_cycles) += cost.compute_cycles;
+  }
   // Per core: the first replica's work against one core's roof.
   const double core_seconds = totals.seconds;
   estimate.achieved_flops = core_seconds > 0 ? estimate.flops / core_seconds : 0;
@@ -213,6 +217,7 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
                    {"cycles", cost.cycles},
                    {"compute_cycles", cost.compute_cycles},
                    {"stall_cycles", cost.stall_cycles},
+                   {"unit", cost.on_mxu ? "mxu" : "vector"},
                    {"flops", cost.flops},
                    {"hbm_bytes", cost.hbm_bytes},
                    {"compute_bound_share", cost.compute_bound_share}});
@@ -231,6 +236,8 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
       {"flops", estimate.flops},
       {"hbm_bytes", estimate.hbm_bytes},
       {"stall_cycles", estimate.stall_cycles},
+      {"mxu_cycles", estimate.mxu_cycles},
+      {"vector_cycles", estimate.vector_cycles},
       {"mxu_utilization", estimate.mxu_utilization},
       {"peak_flops", estimate.peak_flops},
       {"hbm_bandwidth", estimate.hbm_bandwidth},

@@ -34,6 +34,7 @@ struct TpuOpCost {
   int64_t cycles = 0;
   int64_t compute_cycles = 0;  // the MXU's or the vector unit's
   int64_t stall_cycles = 0;    // waiting on HBM beyond the compute
+  bool on_mxu = false;         // an MXU kernel (its vector epilogue overlapped), else the vector unit's
   double flops = 0;
   double hbm_bytes = 0;
   double compute_bound_share = 0;  // of its seconds, the share in compute-bound calls
@@ -53,6 +54,8 @@ struct TpuStepEstimate {
   double flops = 0;
   double hbm_bytes = 0;
   int64_t stall_cycles = 0;     // waiting on HBM
+  int64_t mxu_cycles = 0;       // compute cycles of the MXU kernels
+  int64_t vector_cycles = 0;    // compute cycles of the vector unit's kernels
   double mxu_utilization = 0;   // the core's cycle-weighted MXU utilization over the step
   double peak_flops = 0;        // per second, the core's (device property)
   double hbm_bandwidth = 0;     // bytes per second, the core's
