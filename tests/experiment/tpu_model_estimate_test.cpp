@@ -153,6 +153,18 @@ TEST(TpuModelEstimate, ASweepReestimatesPerValueOfAPresetField) {
   EXPECT_GE(base, fast);
 }
 
+// The number of chips is swept through the slice: more chips, a smaller
+// batch per replica, a shorter step.
+TEST(TpuModelEstimate, ASweepOverSlicesSweepsTheChips) {
+  const fs::path file = write_model_file("slices", kResidualCnn);
+  const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string() +
+                                                  " --batch 64 --json --sweep slice=v4-8,v4-16");
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json sweep = json::parse(result.output);
+  ASSERT_EQ(sweep["points"].size(), 2u);
+  EXPECT_GT(sweep["points"][0]["step_seconds"].get<double>(), sweep["points"][1]["step_seconds"].get<double>());
+}
+
 TEST(TpuModelEstimate, AFileWithoutAnInputShapeIsRefused) {
   const fs::path file = write_model_file("no_shape", "name: no_shape\nmodel:\n  layers: [flatten, dense: {units: 10}]\n");
   const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string());

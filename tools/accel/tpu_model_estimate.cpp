@@ -158,11 +158,14 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
     if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
     if (request.inference) command += " --inference";
     if (request.megacore) command += " --megacore";
-    if (!request.slice.empty()) command += fmt::format(" --slice '{}'", request.slice);
+    // `slice` sweeps the TPUStrategy's slice (the number of chips: v4-8, v4-16, ...).
+    const std::string slice = key == "slice" ? value : request.slice;
+    if (!slice.empty()) command += fmt::format(" --slice '{}'", slice);
     for (const std::string& field : request.file_overrides) command += fmt::format(" --model-set '{}'", field);
     if (!request.run.empty()) command += fmt::format(" --run '{}'", request.run);
     for (const std::string& field : request.overrides) command += fmt::format(" --set '{}'", field);
-    command += fmt::format(" --set '{}={}' 2>&1", key, value);
+    if (key != "slice") command += fmt::format(" --set '{}={}'", key, value);
+    command += " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) throw InternalError("cannot start " + command);
     std::string output;
@@ -263,7 +266,8 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
                       "--model: none (timing only, the default) or compute (also compute every tensor)")
       ->capture_default_str();
   estimate.add_option("--sweep", request->sweep,
-                      "--model: one estimate per value of a preset field, e.g. --sweep core.mxu.rows=64,128,256");
+                      "--model: one estimate per value of a preset field, e.g. --sweep core.mxu.rows=64,128,256, "
+                      "or of the slice (the chips): --sweep slice=v4-8,v4-16,v4-32");
   estimate.callback([&estimate, request, op_request] {
     if (!estimate.get_subcommands().empty()) {
       if (!request->file.empty()) throw CLI::ValidationError("--model", "takes no op (gemm, conv2d, ...)");
