@@ -396,6 +396,70 @@ TEST(VmemResidency, AResidentInputCostsNoHbmRead) {
   EXPECT_EQ(fused.timing.hbm_bytes, bytes_of(y));
 }
 
+// CMEM, the second level: a tensor too large for the VMEM capacity but
+// within the CMEM share stays there, newest last, without touching VMEM.
+TEST(VmemResidency, ATensorTooLargeForVmemStaysInCmemWithinItsShare) {
+  std::vector<float> storage(5 * 4096);
+  VmemResidency residency(4096, 3 * 4096 * 4);  // VMEM: 1024 floats; CMEM: three tensors of 4096
+  const HostTensor small = tensor({1024}, ACCEL_DTYPE_F32, storage.data());
+  std::vector<HostTensor> large;
+  for (int index = 1; index <= 4; ++index) large.push_back(tensor({4096}, ACCEL_DTYPE_F32, storage.data() + index * 4096));
+  residency.record_written({&small, 1}, false);
+  for (const HostTensor& written : large) residency.record_written({&written, 1}, false);
+  EXPECT_EQ(residency.resident_bytes(), 1024 * 4);  // VMEM kept its tensor
+  EXPECT_EQ(residency.cmem_resident_bytes(), 3 * 4096 * 4);
+  const std::vector<HostTensor> all{small, large[0], large[1], large[2], large[3]};
+  ResidentInputs in_cmem;
+  EXPECT_EQ(residency.resident_inputs(all, false, ResidencyMode::kAll, &in_cmem),
+            (ResidentInputs{true, false, true, true, true}));
+  EXPECT_EQ(in_cmem, (ResidentInputs{false, false, true, true, true}));
+  // The same modes decide which reads count: an eager read of an eager result goes to HBM.
+  EXPECT_EQ(residency.resident_inputs(all, false, ResidencyMode::kFused, &in_cmem),
+            (ResidentInputs{false, false, false, false, false}));
+  EXPECT_EQ(in_cmem, (ResidentInputs{false, false, false, false, false}));
+  EXPECT_EQ(residency.resident_inputs(all, false, ResidencyMode::kOff, &in_cmem), ResidentInputs{});
+  EXPECT_TRUE(in_cmem.empty());
+
+  // Larger than the CMEM share: HBM only. Without CMEM (share 0): HBM only.
+  const HostTensor too_large = tensor({4 * 4096}, ACCEL_DTYPE_F32, storage.data() + 4096);
+  residency.record_written({&too_large, 1}, true);
+  EXPECT_EQ(residency.cmem_resident_bytes(), 0);  // it overwrote what CMEM kept, and does not fit itself
+  EXPECT_EQ(residency.resident_inputs({&too_large, 1}, true, ResidencyMode::kAll), ResidentInputs{false});
+  EXPECT_EQ(residency.resident_bytes(), 1024 * 4);
+  VmemResidency without_cmem(4096);
+  without_cmem.record_written({&large[0], 1}, true);
+  EXPECT_EQ(without_cmem.resident_inputs({&large[0], 1}, true, ResidencyMode::kAll), ResidentInputs{false});
+}
+
+TEST(VmemResidency, ACmemInputCostsNoHbmReadAndNoStallAndIsReported) {
+  const HostTensor x = tensor({1024, 1024}), y = tensor({1024, 1024});
+  const OpCost from_vmem = cost(ACCEL_OP_NEG, {x}, {y}, nullptr, {true});
+  const OpCost from_cmem = cost_op(tpu_v4(), ACCEL_OP_NEG, std::vector<HostTensor>{x}, std::vector<HostTensor>{y},
+                                   nullptr, {true}, {true});
+  EXPECT_EQ(from_cmem.timing.hbm_bytes, bytes_of(y));
+  EXPECT_EQ(from_cmem.cmem_read_bytes, bytes_of(x));
+  EXPECT_EQ(from_cmem.vmem_read_bytes, 0);
+  EXPECT_EQ(from_cmem.timing.cycles, from_vmem.timing.cycles);  // CMEM bandwidth unpublished: no stall of its own
+  EXPECT_NE(detail_json(from_cmem).find(R"("cmem_read_bytes":4194304)"), std::string::npos);
+  EXPECT_EQ(detail_json(from_vmem).find("cmem_read_bytes"), std::string::npos);
+  // `in_cmem` only says where an on-chip read comes from: alone it changes nothing.
+  const OpCost from_hbm = cost_op(tpu_v4(), ACCEL_OP_NEG, std::vector<HostTensor>{x}, std::vector<HostTensor>{y},
+                                  nullptr, {false}, {true});
+  EXPECT_EQ(from_hbm.timing.hbm_bytes, 2 * bytes_of(x));
+  EXPECT_EQ(from_hbm.cmem_read_bytes, 0);
+
+  // A batch of GEMMs reading its operand from CMEM: every GEMM's bytes count.
+  const HostTensor a = tensor({4, 512, 1024}), w = tensor({4, 1024, 1024}), out = tensor({4, 512, 1024});
+  const OpCost plain = cost(ACCEL_OP_MATMUL, {a, w}, {out});
+  const OpCost batch = cost_op(tpu_v4(), ACCEL_OP_MATMUL, std::vector<HostTensor>{a, w}, std::vector<HostTensor>{out},
+                               nullptr, {true, false}, {true, false});
+  ASSERT_GT(plain.timing.hbm.input, 0);
+  EXPECT_EQ(batch.timing.hbm.input, 0);
+  EXPECT_EQ(batch.cmem_read_bytes, plain.timing.hbm.input);  // with all its passes, over the 4 GEMMs
+  EXPECT_EQ(batch.timing.hbm_bytes, plain.timing.hbm_bytes - plain.timing.hbm.input);
+  EXPECT_EQ(batch.vmem_read_bytes, 0);
+}
+
 TEST(VmemResidency, ModesParseFromTheirNames) {
   ResidencyMode mode = ResidencyMode::kOff;
   EXPECT_TRUE(parse_residency_mode("all", mode));

@@ -386,6 +386,88 @@ TEST(TpuSimTable, EagerOpsReadFromHbmByDefault) {
   for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
 }
 
+// A compiled program's edge on one device: y = relu(x) as a fusion, then
+// z = -y read back by a plain op (default mode: it reads a fused kernel's
+// output). Returns the NEG's report and its detail_json.
+std::pair<AccelOpProfile, std::string> fusion_then_neg(
+    std::initializer_list<std::pair<const std::string, std::string>> settings, std::vector<int64_t> shape) {
+  EmulatedSystem system(settings);
+  EXPECT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const DeviceTensor x = allocate(system, device, shape), y = allocate(system, device, shape),
+                     z = allocate(system, device, shape);
+  const AccelFusedInstruction instructions[] = {
+      {ACCEL_FUSED_LOAD, ACCEL_OP_NEG, ACCEL_DTYPE_F32, {0, 0, 0}, 0},
+      {ACCEL_FUSED_OP, ACCEL_OP_RELU, ACCEL_DTYPE_F32, {0, 0, 0}, 0},
+  };
+  const AccelFusedOutput output{1, static_cast<AccelOp>(0), 0, {}, 0};
+  AccelFusedElementwiseAttributes program{};
+  program.struct_size = sizeof(program);
+  program.rank = static_cast<int32_t>(shape.size());
+  std::copy(shape.begin(), shape.end(), program.shape);
+  program.num_instructions = 2;
+  program.instructions = instructions;
+  program.num_outputs = 1;
+  program.outputs = &output;
+  AccelOpCall call{};
+  call.struct_size = sizeof(call);
+  call.op = ACCEL_OP_FUSED_ELEMENTWISE;
+  call.num_inputs = 1;
+  call.inputs = &x.tensor;
+  call.num_outputs = 1;
+  call.outputs = &y.tensor;
+  call.attributes = &program;
+  EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
+  g_details.clear();
+  run_unary(system, device, ACCEL_OP_NEG, y, z);
+  std::pair<AccelOpProfile, std::string> result{g_reports.empty() ? AccelOpProfile{} : g_reports.back(),
+                                                g_details.empty() ? std::string() : g_details.back()};
+  for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
+  return result;
+}
+
+// CMEM as the second level of on-chip residency: 24 MiB is more than half a
+// v4 core's VMEM (8 MiB) and within its share of the chip's CMEM (64 MiB).
+TEST(TpuSimTable, ACompiledIntermediateTooLargeForVmemIsReadFromCmemOnV4) {
+  const std::vector<int64_t> shape{2048, 3072};
+  const double tensor_bytes = 2048.0 * 3072 * 4;
+  const auto [v4, v4_json] = fusion_then_neg({{"tpu_sim.values", "none"}}, shape);
+  EXPECT_DOUBLE_EQ(v4.bytes_accessed, tensor_bytes);  // z's write only
+  const nlohmann::json details = nlohmann::json::parse(v4_json);
+  EXPECT_EQ(details.at("cmem_read_bytes").get<double>(), tensor_bytes);
+  EXPECT_EQ(details.at("vmem_read_bytes").get<double>(), 0);
+
+  // The same chip without CMEM, and a chip without CMEM whose VMEM half is
+  // too small for it (v3: 16 MiB): through HBM.
+  for (const char* preset : {"tpu_v4", "tpu_v3"}) {
+    const auto [none, none_json] = fusion_then_neg(
+        {{"tpu_sim.values", "none"}, {"tpu_sim.preset", preset}, {"tpu_sim.overrides", "cmem_bytes=0"}}, shape);
+    EXPECT_DOUBLE_EQ(none.bytes_accessed, 2 * tensor_bytes) << preset;
+    EXPECT_EQ(none_json.find("cmem_read_bytes"), std::string::npos) << preset;
+    EXPECT_GT(none.cycles, v4.cycles) << preset;
+  }
+  // v5e has no CMEM either; its VMEM half (64 MiB) holds the tensor.
+  const auto [v5e, v5e_json] = fusion_then_neg({{"tpu_sim.values", "none"}, {"tpu_sim.preset", "tpu_v5e"}}, shape);
+  EXPECT_DOUBLE_EQ(v5e.bytes_accessed, tensor_bytes);
+  EXPECT_EQ(nlohmann::json::parse(v5e_json).at("vmem_read_bytes").get<double>(), tensor_bytes);
+  EXPECT_EQ(v5e_json.find("cmem_read_bytes"), std::string::npos);
+}
+
+TEST(TpuSimTable, EagerOpsReadTheirLargeResultsFromHbmOnV4) {
+  EmulatedSystem system({{"tpu_sim.values", "none"}});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const DeviceTensor x = allocate(system, device, {2048, 3072}), y = allocate(system, device, {2048, 3072}),
+                     z = allocate(system, device, {2048, 3072});
+  const double tensor_bytes = 2048.0 * 3072 * 4;
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, x, y), 2 * tensor_bytes);
+  g_details.clear();
+  EXPECT_DOUBLE_EQ(run_unary(system, device, ACCEL_OP_NEG, y, z), 2 * tensor_bytes);  // not from CMEM
+  ASSERT_FALSE(g_details.empty());
+  EXPECT_EQ(g_details.back().find("cmem_read_bytes"), std::string::npos);
+  for (AccelBuffer* buffer : {x.buffer, y.buffer, z.buffer}) system.api()->buffer_free(device, buffer);
+}
+
 TEST(TpuSimTable, ClaimsFusionsAndTheEpiloguesItTimes) {
   EmulatedSystem system({});
   ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();

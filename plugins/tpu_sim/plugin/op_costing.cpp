@@ -5,7 +5,7 @@
 // writes (so data movement ops cost what they move). A fusion is one vector
 // kernel over its iteration shape that reads its external inputs and writes
 // its outputs once; an epilogue is vector work overlapped with its MXU op.
-// Inputs found in VMEM (on-chip residency) cost no HBM traffic.
+// Inputs found on chip (VMEM or CMEM residency) cost no HBM traffic.
 #include "op_costing.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -72,27 +72,46 @@ bool is_resident(const ResidentInputs& resident, std::size_t index) {
   return index < resident.size() && resident[index];
 }
 
+// Where a call's inputs are read on chip: `resident` (VMEM or CMEM), and
+// which of those `in_cmem`.
+struct OnChipInputs {
+  const ResidentInputs& resident;
+  const ResidentInputs& in_cmem;
+  bool on_chip(std::size_t index) const { return is_resident(resident, index); }
+  bool cmem(std::size_t index) const { return on_chip(index) && is_resident(in_cmem, index); }
+};
+
+// Counts `bytes` read on chip, in the level they came from.
+void count_on_chip(OpCost& cost, bool from_cmem, std::int64_t bytes) {
+  (from_cmem ? cost.cmem_read_bytes : cost.vmem_read_bytes) += bytes;
+}
+
 // What a compiled program changes about one MXU GEMM: operands already in
 // VMEM, and the epilogue, per GEMM of the op.
 struct MxuExtras {
   bool input_resident = false;    // the tensor of hbm.input
   bool weights_resident = false;  // the tensor of hbm.weights
+  bool input_in_cmem = false;     // resident in CMEM rather than VMEM
+  bool weights_in_cmem = false;
   const EpilogueSummary* epilogue = nullptr;
   std::int64_t epilogue_elements = 0;
   std::int64_t epilogue_hbm_bytes = 0;  // bias and mask not in VMEM
-  std::int64_t epilogue_vmem_bytes = 0; // bias and mask in VMEM
+  std::int64_t epilogue_vmem_bytes = 0; // bias and mask on chip (VMEM or CMEM)
 };
 
-OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuExtras& extras,
-                      std::int64_t& vmem_read_bytes) {
+MxuExtras mxu_extras(const OnChipInputs& reads, const EpilogueSummary& epilogue, std::int64_t epilogue_elements) {
+  return {reads.on_chip(0), reads.on_chip(1), reads.cmem(0), reads.cmem(1), &epilogue, epilogue_elements, 0, 0};
+}
+
+OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuExtras& extras, OpCost& cost) {
   bool changed = false;
   if (extras.input_resident && timing.hbm.input > 0) {
-    vmem_read_bytes += timing.hbm.input;
+    count_on_chip(cost, extras.input_in_cmem, timing.hbm.input);
     timing.hbm.input = 0;
     changed = true;
   }
   if (extras.weights_resident && timing.hbm.weights > 0) {
-    vmem_read_bytes += timing.hbm.weights;
+    count_on_chip(cost, extras.weights_in_cmem, timing.hbm.weights);
     timing.hbm.weights = 0;
     changed = true;
   }
@@ -106,13 +125,13 @@ OpTiming apply_extras(const tpu::TimingModel& model, OpTiming timing, const MxuE
 
 // The operands of an MXU call's epilogue: their HBM bytes (those not in
 // VMEM) and VMEM bytes; the mask scaled to one GEMM of `gemms`.
-void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTensor> in, const ResidentInputs& resident,
-                       std::int64_t gemms, MxuExtras& extras, std::int64_t& vmem_read_bytes) {
+void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTensor> in, const OnChipInputs& reads,
+                       std::int64_t gemms, MxuExtras& extras, OpCost& cost) {
   auto add = [&](int index, std::int64_t divisor) {
     if (index < 0) return;
     const std::int64_t operand = bytes(in[static_cast<size_t>(index)]) / divisor;
-    if (is_resident(resident, static_cast<size_t>(index))) {
-      vmem_read_bytes += operand;
+    if (reads.on_chip(static_cast<size_t>(index))) {
+      count_on_chip(cost, reads.cmem(static_cast<size_t>(index)), operand);
       extras.epilogue_vmem_bytes += operand;
     } else {
       extras.epilogue_hbm_bytes += operand;
@@ -123,7 +142,7 @@ void epilogue_operands(const EpilogueSummary& epilogue, std::span<const HostTens
 }
 
 // A vector-unit op over `count` elements reading `read` bytes from HBM and
-// `vmem_read` from VMEM, and writing `written` bytes.
+// `vmem_read` on chip, and writing `written` bytes.
 OpTiming vector_op(const tpu::TimingModel& model, VectorOpKind kind, std::int64_t count, std::int64_t read,
                    std::int64_t written, AccelDType dtype, const char* name, std::int64_t vmem_read = 0) {
   if (count <= 0) {
@@ -147,7 +166,7 @@ OpTiming gemm_op(const tpu::TimingModel& model, const char* name, const tpu::Gem
 }
 
 OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std::span<const HostTensor> out,
-              const void* attributes, const ResidentInputs& resident) {
+              const void* attributes, const OnChipInputs& reads) {
   OpCost cost;
   cost.epilogue = read_epilogue(ACCEL_OP_MATMUL, attributes, in.size());
   const auto* matmul_attributes = static_cast<const AccelMatmulAttributes*>(attributes);
@@ -168,12 +187,13 @@ OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std
     timing = model.estimate_matmul(m, n, k, type);
     gemms = batch;
   }
-  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(y) / gemms, 0, 0};
-  epilogue_operands(*cost.epilogue, in, resident, gemms, extras, cost.vmem_read_bytes);
-  timing = apply_extras(model, std::move(timing), extras, cost.vmem_read_bytes);
+  MxuExtras extras = mxu_extras(reads, *cost.epilogue, elements(y) / gemms);
+  epilogue_operands(*cost.epilogue, in, reads, gemms, extras, cost);
+  timing = apply_extras(model, std::move(timing), extras, cost);
   if (gemms > 1) {
     timing = repeated(std::move(timing), gemms, "batch_matmul");
     cost.vmem_read_bytes = tpu::checked_mul(cost.vmem_read_bytes, gemms, "the batch's counts");
+    cost.cmem_read_bytes = tpu::checked_mul(cost.cmem_read_bytes, gemms, "the batch's counts");
   }
   cost.timing = std::move(timing);
   if (cost.epilogue->flags == 0) cost.epilogue.reset();
@@ -234,12 +254,12 @@ OpTiming convolution_gemm(const tpu::TimingModel& model, AccelOp op, std::span<c
 }
 
 OpCost convolution(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
-                   std::span<const HostTensor> out, const void* attributes, const ResidentInputs& resident) {
+                   std::span<const HostTensor> out, const void* attributes, const OnChipInputs& reads) {
   OpCost cost;
   cost.epilogue = read_epilogue(op, attributes, in.size());
-  MxuExtras extras{is_resident(resident, 0), is_resident(resident, 1), &*cost.epilogue, elements(out[0]), 0, 0};
-  epilogue_operands(*cost.epilogue, in, resident, 1, extras, cost.vmem_read_bytes);
-  cost.timing = apply_extras(model, convolution_gemm(model, op, in, out, attributes), extras, cost.vmem_read_bytes);
+  MxuExtras extras = mxu_extras(reads, *cost.epilogue, elements(out[0]));
+  epilogue_operands(*cost.epilogue, in, reads, 1, extras, cost);
+  cost.timing = apply_extras(model, convolution_gemm(model, op, in, out, attributes), extras, cost);
   if (cost.epilogue->flags == 0) cost.epilogue.reset();
   return cost;
 }
@@ -247,7 +267,7 @@ OpCost convolution(const tpu::TimingModel& model, AccelOp op, std::span<const Ho
 // A fusion as one vector kernel: every external input the program loads is
 // read once at its own size (a broadcast one too), every output written once.
 OpCost fusion(const tpu::TimingModel& model, std::span<const HostTensor> in, std::span<const HostTensor> out,
-              const void* attributes, const ResidentInputs& resident) {
+              const void* attributes, const OnChipInputs& reads) {
   OpCost cost;
   FusionSummary summary = summarize_fusion(attributes, in.size(), out.size());
   tpu::VectorKernelWork work;
@@ -256,10 +276,14 @@ OpCost fusion(const tpu::TimingModel& model, std::span<const HostTensor> in, std
   work.reductions = static_cast<std::int64_t>(summary.reductions.size());
   for (size_t index = 0; index < in.size(); ++index) {
     if (!summary.loaded[index]) continue;
-    (is_resident(resident, index) ? cost.vmem_read_bytes : work.bytes_read) += bytes(in[index]);
+    if (reads.on_chip(index)) {
+      count_on_chip(cost, reads.cmem(index), bytes(in[index]));
+    } else {
+      work.bytes_read += bytes(in[index]);
+    }
   }
   work.bytes_written = bytes(out);
-  work.vmem_bytes_read = cost.vmem_read_bytes;
+  work.vmem_bytes_read = cost.on_chip_read_bytes();
   std::int64_t element_bytes = 1;
   for (std::span<const HostTensor> tensors : {in, out}) {
     for (const HostTensor& tensor : tensors) {
@@ -293,19 +317,24 @@ std::int64_t updated_bytes(AccelOp op, std::span<const HostTensor> in) {
 }
 
 OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
-                      std::span<const HostTensor> out, const void* attributes, const ResidentInputs& resident) {
+                      std::span<const HostTensor> out, const void* attributes, const OnChipInputs& reads) {
   OpCost cost;
   const char* name = host_kernels::op_name(op);
   const AccelDType dtype = !in.empty() ? in[0].dtype : out[0].dtype;
   std::int64_t read = 0;
   for (size_t index = 0; index < in.size(); ++index) {
-    (is_resident(resident, index) ? cost.vmem_read_bytes : read) += bytes(in[index]);
+    if (reads.on_chip(index)) {
+      count_on_chip(cost, reads.cmem(index), bytes(in[index]));
+    } else {
+      read += bytes(in[index]);
+    }
   }
+  const std::int64_t on_chip_read = cost.on_chip_read_bytes();
   const std::int64_t written = bytes(out);
   const std::int64_t out_elements = out.empty() ? 0 : elements(out[0]);
   const std::int64_t in_elements = in.empty() ? 0 : elements(in[0]);
   auto over = [&](VectorOpKind kind, std::int64_t count, std::int64_t bytes_written) {
-    return vector_op(model, kind, count, read, bytes_written, dtype, name, cost.vmem_read_bytes);
+    return vector_op(model, kind, count, read, bytes_written, dtype, name, on_chip_read);
   };
   cost.timing = [&] {
     if (is_transcendental(op)) return over(VectorOpKind::kTranscendental, out_elements, written);
@@ -338,11 +367,11 @@ OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const
 }
 
 OpCost cost_of(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
-               std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident) {
-  if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, resident);
-  if (op == ACCEL_OP_MATMUL) return matmul(model, inputs, outputs, attributes, resident);
-  if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes, resident);
-  return vector_unit_op(model, op, inputs, outputs, attributes, resident);
+               std::span<const HostTensor> outputs, const void* attributes, const OnChipInputs& reads) {
+  if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, reads);
+  if (op == ACCEL_OP_MATMUL) return matmul(model, inputs, outputs, attributes, reads);
+  if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes, reads);
+  return vector_unit_op(model, op, inputs, outputs, attributes, reads);
 }
 
 std::string quoted_list(const std::vector<std::string_view>& names) {
@@ -378,9 +407,10 @@ bool runs_on_mxu(AccelOp op) noexcept {
 }
 
 OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
-               std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident) {
+               std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident,
+               const ResidentInputs& in_cmem) {
   try {
-    OpCost cost = cost_of(model, op, inputs, outputs, attributes, resident);
+    OpCost cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{resident, in_cmem});
     const double counted = host_kernels::flops(op, inputs, outputs, attributes);
     if (counted > 0 || op != ACCEL_OP_FUSED_ELEMENTWISE) cost.flops = counted;
     return cost;
@@ -403,6 +433,7 @@ std::string detail_json(const OpCost& cost) {
       timing.compute_cycles, timing.memory_cycles, timing.stall_cycles, timing.arithmetic_intensity,
       timing.mxu_utilization, timing.hbm.input, timing.hbm.weights, timing.hbm.output, timing.hbm_bytes,
       cost.vmem_read_bytes);
+  if (cost.cmem_read_bytes > 0) json += fmt::format(R"(,"cmem_read_bytes":{})", cost.cmem_read_bytes);
   json += "," + energy_json(timing.energy);
   if (cost.fusion) {
     const FusionSummary& fusion = *cost.fusion;

@@ -7,10 +7,10 @@
 //    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32.
 //    A timing-only system (tpu_sim.values=none) skips this part.
 //  - Timing: op_costing gives the op's cycles, with the inputs the core's
-//    VMEM residency still holds read from VMEM; the op starts where the
+//    on-chip residency still holds read from VMEM or CMEM; the op starts where the
 //    core's previous op ended on its simulated timeline (ops run back to
 //    back per core), and the totals grow; what the op wrote becomes the
-//    newest in VMEM. report_op carries cycles, clock, simulated start and
+//    newest in VMEM (or CMEM, when too large for VMEM). report_op carries cycles, clock, simulated start and
 //    duration, FLOPs, HBM bytes, utilization, the bound and the details as
 //    JSON.
 #include <accel/plugin/host_kernels.hpp>
@@ -110,8 +110,9 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
 
   // Cost first: a refused op (cycle-accurate size limit) must not run, as
   // optimizer updates write their inputs in place.
-  OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes,
-                        core.residency.resident_inputs(inputs.span(), fused, residency));
+  ResidentInputs in_cmem;
+  const ResidentInputs resident = core.residency.resident_inputs(inputs.span(), fused, residency, &in_cmem);
+  OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes, resident, in_cmem);
   {
     std::lock_guard lock(core.timeline_mutex);
     cost.prefetched_weight_bytes = prefetch_kernel_weights(*context.timing, call.op, fused, residency,

@@ -72,7 +72,9 @@ void create_cores(AccelPluginContext& context) {
       core->timing_only = context.settings.timing_only;
       core->timeline.totals.struct_size = sizeof(AccelTpuSimDeviceTotals);
       core->timeline.totals.clock_hz = hw.clock_hz;
-      core->residency.set_capacity_bytes(hw.core.vmem_bytes / 2);  // the other half: the kernels' own tiles
+      // VMEM: the other half holds the kernels' own tiles. CMEM: the core's
+      // share of the chip's (a megacore device, one per chip, has all of it).
+      core->residency.set_capacity_bytes(hw.core.vmem_bytes / 2, hw.cmem_bytes / hw.cores_per_chip);
       describe(*core, context);
       context.cores.push_back(std::move(core));
     }

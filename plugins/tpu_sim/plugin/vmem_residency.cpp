@@ -1,4 +1,4 @@
-// On-chip residency of recently written tensors (see vmem_residency.hpp).
+// On-chip residency of recently written tensors, in VMEM and CMEM (see vmem_residency.hpp).
 // Ranges are host addresses of the emulated HBM: a tensor is [data, data +
 // bytes), so a reshaped view of a kept tensor (same storage) is found too.
 #include "vmem_residency.hpp"
@@ -38,21 +38,25 @@ std::string_view to_string(ResidencyMode mode) {
 }
 
 ResidentInputs VmemResidency::resident_inputs(std::span<const host_kernels::HostTensor> inputs, bool fused_reader,
-                                              ResidencyMode mode) const {
+                                              ResidencyMode mode, ResidentInputs* in_cmem) const {
   ResidentInputs resident;
+  if (in_cmem != nullptr) in_cmem->clear();
   if (mode == ResidencyMode::kOff) return resident;
   resident.assign(inputs.size(), false);
+  if (in_cmem != nullptr) in_cmem->assign(inputs.size(), false);
   std::lock_guard lock(mutex_);
   for (std::size_t index = 0; index < inputs.size(); ++index) {
     const std::uint64_t bytes = tensor_bytes(inputs[index]);
     if (bytes == 0 || inputs[index].data == nullptr) continue;
     const auto begin = reinterpret_cast<std::uintptr_t>(inputs[index].data);
     const std::uintptr_t end = begin + bytes;
-    for (const Range& range : ranges_) {
-      if (range.begin <= begin && end <= range.end) {
-        resident[index] = mode == ResidencyMode::kAll || fused_reader || range.fused_writer;
-        break;
-      }
+    for (std::size_t level : {kVmem, kCmem}) {
+      const auto kept = std::find_if(ranges_[level].begin(), ranges_[level].end(),
+                                     [&](const Range& range) { return range.begin <= begin && end <= range.end; });
+      if (kept == ranges_[level].end()) continue;
+      resident[index] = mode == ResidencyMode::kAll || fused_reader || kept->fused_writer;
+      if (in_cmem != nullptr) (*in_cmem)[index] = resident[index] && level == kCmem;
+      break;
     }
   }
   return resident;
@@ -65,12 +69,18 @@ void VmemResidency::record_written(std::span<const host_kernels::HostTensor> wri
     if (bytes == 0 || tensor.data == nullptr) continue;
     const auto begin = reinterpret_cast<std::uintptr_t>(tensor.data);
     forget_locked(begin, begin + bytes);
-    if (bytes > static_cast<std::uint64_t>(capacity_bytes_)) continue;  // never fits: stays in HBM only
-    ranges_.push_back({begin, begin + bytes, fused_writer});
-    resident_bytes_ += static_cast<std::int64_t>(bytes);
-    while (resident_bytes_ > capacity_bytes_ || ranges_.size() > kMaxRanges) {
-      resident_bytes_ -= static_cast<std::int64_t>(ranges_.front().end - ranges_.front().begin);
-      ranges_.pop_front();
+    // The smallest level it fits; a tensor larger than both stays in HBM only.
+    std::size_t level = kVmem;
+    if (bytes > static_cast<std::uint64_t>(capacity_bytes_[kVmem])) {
+      if (bytes > static_cast<std::uint64_t>(capacity_bytes_[kCmem])) continue;
+      level = kCmem;
+    }
+    std::deque<Range>& ranges = ranges_[level];
+    ranges.push_back({begin, begin + bytes, fused_writer});
+    resident_bytes_[level] += static_cast<std::int64_t>(bytes);
+    while (resident_bytes_[level] > capacity_bytes_[level] || ranges.size() > kMaxRanges) {
+      resident_bytes_[level] -= static_cast<std::int64_t>(ranges.front().end - ranges.front().begin);
+      ranges.pop_front();
     }
   }
 }
@@ -84,27 +94,43 @@ void VmemResidency::forget(const void* data, std::uint64_t bytes) {
 
 void VmemResidency::forget_locked(std::uintptr_t begin, std::uintptr_t end) {
   const auto overlaps = [&](const Range& range) { return range.begin < end && begin < range.end; };
-  for (const Range& range : ranges_) {
-    if (overlaps(range)) resident_bytes_ -= static_cast<std::int64_t>(range.end - range.begin);
+  for (std::size_t level : {kVmem, kCmem}) {
+    std::deque<Range>& ranges = ranges_[level];
+    for (const Range& range : ranges) {
+      if (overlaps(range)) resident_bytes_[level] -= static_cast<std::int64_t>(range.end - range.begin);
+    }
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), overlaps), ranges.end());
   }
-  ranges_.erase(std::remove_if(ranges_.begin(), ranges_.end(), overlaps), ranges_.end());
 }
 
-void VmemResidency::set_capacity_bytes(std::int64_t capacity_bytes) {
+void VmemResidency::set_capacity_bytes(std::int64_t capacity_bytes, std::int64_t cmem_capacity_bytes) {
   std::lock_guard lock(mutex_);
-  capacity_bytes_ = capacity_bytes;
-  ranges_.clear();
-  resident_bytes_ = 0;
+  capacity_bytes_[kVmem] = capacity_bytes;
+  capacity_bytes_[kCmem] = cmem_capacity_bytes;
+  for (std::size_t level : {kVmem, kCmem}) {
+    ranges_[level].clear();
+    resident_bytes_[level] = 0;
+  }
 }
 
 std::int64_t VmemResidency::capacity_bytes() const {
   std::lock_guard lock(mutex_);
-  return capacity_bytes_;
+  return capacity_bytes_[kVmem];
 }
 
 std::int64_t VmemResidency::resident_bytes() const {
   std::lock_guard lock(mutex_);
-  return resident_bytes_;
+  return resident_bytes_[kVmem];
+}
+
+std::int64_t VmemResidency::cmem_capacity_bytes() const {
+  std::lock_guard lock(mutex_);
+  return capacity_bytes_[kCmem];
+}
+
+std::int64_t VmemResidency::cmem_resident_bytes() const {
+  std::lock_guard lock(mutex_);
+  return resident_bytes_[kCmem];
 }
 
 }  // namespace accel::tpu_sim
