@@ -16,10 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
+#include "../common/tensorflow_keras_check.hpp"
 #include "saving_test_support.hpp"
 #include "zip_archive.hpp"
 
@@ -31,7 +30,7 @@ using testing::weight_values;
 
 std::string golden(const std::string& name) { return std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/" + name; }
 
-Tensor stored_tensor(const saving::SafetensorsContents& contents, const std::string& name) {
+Tensor tensor_named(const saving::SafetensorsContents& contents, const std::string& name) {
   const saving::StoredTensor* stored = contents.find(name);
   if (stored == nullptr) throw NotFoundError("golden tensor '" + name + "' missing");
   return Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype);
@@ -64,8 +63,8 @@ TEST_P(Keras3GoldensTest, LoadedModelComputesWhatTensorFlowComputed) {
   const std::string name = GetParam();
   std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
   const auto forward = saving::read_safetensors_file(golden(name + "_forward.safetensors"));
-  const Tensor x = stored_tensor(forward, "x");
-  const Tensor y = stored_tensor(forward, "y");
+  const Tensor x = tensor_named(forward, "x");
+  const Tensor y = tensor_named(forward, "y");
   EXPECT_LE(max_abs_difference((*model)(x, /*training=*/false), y), 1e-6f) << name;
 }
 
@@ -83,7 +82,7 @@ TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
     EXPECT_EQ(copy->layers()[index]->class_name(), model->layers()[index]->class_name());
   }
   EXPECT_EQ(weight_values(*copy), weight_values(*model));  // bitwise
-  const Tensor x = stored_tensor(saving::read_safetensors_file(golden(name + "_forward.safetensors")), "x");
+  const Tensor x = tensor_named(saving::read_safetensors_file(golden(name + "_forward.safetensors")), "x");
   EXPECT_EQ((*copy)(x, false).to_vector<float>(), (*model)(x, false).to_vector<float>());
   // The copy is a .keras as Keras 3 writes it: these three members, stored.
   const auto members = saving::read_zip_archive(folder.file("copy.keras"));
@@ -107,9 +106,9 @@ TEST_P(Keras3TrainingTest, TwentyAdamStepsFollowTensorFlowsLosses) {
   model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}),
                  {"accuracy"});
   const auto batches = saving::read_safetensors_file(golden("train_batches.safetensors"));
-  const Tensor pixels = stored_tensor(batches, "train_pixels");  // uint8 [20, 16, 28, 28]
-  const Tensor labels = stored_tensor(batches, "train_labels");   // int32 [20, 16]
-  const std::vector<float> expected = stored_tensor(saving::read_safetensors_file(golden(name + "_train.safetensors")),
+  const Tensor pixels = tensor_named(batches, "train_pixels");  // uint8 [20, 16, 28, 28]
+  const Tensor labels = tensor_named(batches, "train_labels");   // int32 [20, 16]
+  const std::vector<float> expected = tensor_named(saving::read_safetensors_file(golden(name + "_train.safetensors")),
                                                     "losses")
                                           .to_vector<float>();
   ASSERT_EQ(expected.size(), 20u);
@@ -133,40 +132,24 @@ TEST_P(Keras3TrainingTest, TwentyAdamStepsFollowTensorFlowsLosses) {
 
 INSTANTIATE_TEST_SUITE_P(Models, Keras3TrainingTest, ::testing::Values("mlp", "cnn"));
 
-saving::StoredTensor stored_of(const std::string& name, const Tensor& tensor) {
-  saving::StoredTensor stored{name, tensor.dtype(), tensor.shape(), {}};
-  stored.bytes.resize(static_cast<size_t>(tensor.element_count()) * dtype_size(tensor.dtype()));
-  tensor.copy_to_host(stored.bytes.data());
-  return stored;
-}
-
 // An accel-trained model written as .keras, loaded by TensorFlow 2.21 with
 // keras.models.load_model, computes what accel computes. Runs where the
 // golden script's virtual environment exists (bench/.venv-tensorflow, made by
 // bench/ scripts); skipped elsewhere, as the tests never need TensorFlow.
 TEST(Keras3Files, TensorFlowLoadsAnAccelTrainedModel) {
-  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
-  if (!std::filesystem::exists(python)) GTEST_SKIP() << "no TensorFlow environment at " << python;
   clear_session();
   TemporaryFolder folder;
   std::unique_ptr<Model> model = saving::load_model(golden("functional.keras"));
   model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
-  const Tensor x = stored_tensor(saving::read_safetensors_file(golden("functional_forward.safetensors")), "x");
+  const Tensor x = tensor_named(saving::read_safetensors_file(golden("functional_forward.safetensors")), "x");
   model->fit(x, Tensor::from_vector<int32_t>(std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5}, Shape{16}),
              {.epochs = 3, .verbose = 0});
   const std::string keras_path = folder.file("trained.keras");
   saving::save_model(*model, keras_path);
-  saving::SafetensorsContents forward;
-  forward.tensors = {stored_of("x", x), stored_of("y", (*model)(x, false))};
-  saving::write_safetensors_file(folder.file("forward.safetensors"), forward);
-  const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 CUDA_VISIBLE_DEVICES= " + python + " " + ACCEL_SOURCE_DIR +
-                              "/tools/keras_goldens/check_keras3_file.py " + keras_path + " --forward " +
-                              folder.file("forward.safetensors") + " > " + folder.file("check.log") + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream log(folder.file("check.log"));
-  const std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("forward OK"), std::string::npos) << output;
+  const auto verdict = accel::testing::check_keras_file_with_tensorflow(keras_path, x, (*model)(x, false));
+  if (!verdict) GTEST_SKIP() << "no TensorFlow environment (bench/.venv-tensorflow)";
+  EXPECT_EQ(verdict->status, 0) << verdict->output;
+  EXPECT_NE(verdict->output.find("forward OK"), std::string::npos) << verdict->output;
 }
 
 // Layers without weights of their own that reshape and join: Reshape (with
@@ -195,7 +178,7 @@ TEST(Keras3Files, WeightsFileLoadsIntoAModelBuiltInCpp) {
   model.build({kUnknownDim, 28, 28});
   model.load_weights(golden("mlp.weights.h5"));
   const auto forward = saving::read_safetensors_file(golden("mlp_forward.safetensors"));
-  EXPECT_LE(max_abs_difference(model(stored_tensor(forward, "x"), false), stored_tensor(forward, "y")), 1e-6f);
+  EXPECT_LE(max_abs_difference(model(tensor_named(forward, "x"), false), tensor_named(forward, "y")), 1e-6f);
 }
 
 TEST(Keras3Files, MalformedFilesAreTypedErrorsNamingFileAndFault) {

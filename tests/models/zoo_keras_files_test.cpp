@@ -6,16 +6,14 @@
 #include <accel/keras/backend.hpp>
 #include <accel/placement.hpp>
 #include <accel/keras/saving/keras_file.hpp>
-#include <accel/keras/saving/safetensors.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
+#include "../common/tensorflow_keras_check.hpp"
 #include "model_zoo.hpp"
 
 namespace accel::model_zoo {
@@ -27,13 +25,6 @@ std::vector<std::vector<float>> weight_values(const keras::Model& model) {
   std::vector<std::vector<float>> values;
   for (const Variable& weight : model.weights()) values.push_back(weight.value().to_vector<float>());
   return values;
-}
-
-keras::saving::StoredTensor stored(const std::string& name, const Tensor& tensor) {
-  keras::saving::StoredTensor result{name, tensor.dtype(), tensor.shape(), {}};
-  result.bytes.resize(tensor.byte_size());
-  tensor.copy_to_host(result.bytes.data());
-  return result;
 }
 
 class ZooKerasFilesTest : public ::testing::TestWithParam<std::string> {};
@@ -62,25 +53,12 @@ TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
   const Tensor y = (*model)(x, false);
   EXPECT_EQ((*copy)(x, false).to_vector<float>(), y.to_vector<float>());
 
-  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
-  if (fs::exists(python)) {
-    keras::saving::SafetensorsContents forward;
-    forward.tensors = {stored("x", x), stored("y", y)};
-    keras::saving::write_safetensors_file((folder / "forward.safetensors").string(), forward);
-    const std::string log = (folder / "check.log").string();
-    // Twenty-odd convolutions in TensorFlow's (oneDNN) order of summation
-    // against accel's: agreement to float32 round-off relative to the outputs.
-    float largest = 0;
-    for (float value : y.to_vector<float>()) largest = std::max(largest, std::abs(value));
-    const double tolerance = 1e-5 * (1.0 + largest);
-    const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 CUDA_VISIBLE_DEVICES= " + python + " " + ACCEL_SOURCE_DIR +
-                                "/tools/keras_goldens/check_keras3_file.py " + path + " --forward " +
-                                (folder / "forward.safetensors").string() + " --tolerance " + std::to_string(tolerance) +
-                                " > " + log + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::ifstream in(log);
-    const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(status, 0) << "largest output " << largest << "\n" << output;
+  // Twenty-odd convolutions in TensorFlow's (oneDNN) order of summation
+  // against accel's: agreement to float32 round-off relative to the outputs.
+  float largest = 0;
+  for (float value : y.to_vector<float>()) largest = std::max(largest, std::abs(value));
+  if (const auto verdict = accel::testing::check_keras_file_with_tensorflow(path, x, y, 1e-5 * (1.0 + largest))) {
+    EXPECT_EQ(verdict->status, 0) << "largest output " << largest << "\n" << verdict->output;
   }
   fs::remove_all(folder);
 }

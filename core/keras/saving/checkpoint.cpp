@@ -41,14 +41,6 @@ std::vector<NamedVariable> checkpoint_variables(const Model& model, bool include
   return variables;
 }
 
-StoredTensor to_stored(const NamedVariable& named) {
-  const Tensor& value = named.variable.value();
-  StoredTensor stored{named.stored_name, value.dtype(), value.shape(), {}};
-  stored.bytes.resize(static_cast<size_t>(value.element_count()) * dtype_size(value.dtype()));
-  if (!stored.bytes.empty()) value.copy_to_host(stored.bytes.data());
-  return stored;
-}
-
 }  // namespace
 
 void save_checkpoint(const Model& model, const std::string& path, const SaveCheckpointOptions& options) {
@@ -56,7 +48,7 @@ void save_checkpoint(const Model& model, const std::string& path, const SaveChec
   contents.metadata = options.metadata;
   contents.metadata.emplace("format", "accel");
   for (const NamedVariable& named : checkpoint_variables(model, options.include_optimizer, "save")) {
-    contents.tensors.push_back(to_stored(named));
+    contents.tensors.push_back(stored_tensor(named.stored_name, named.variable.value()));
   }
   write_safetensors_file(path, contents);
 }

@@ -29,6 +29,13 @@ std::string little_endian_u64(uint64_t value) {
 
 }  // namespace
 
+StoredTensor stored_tensor(const std::string& name, const Tensor& value) {
+  StoredTensor stored{name, value.dtype(), value.shape(), {}};
+  stored.bytes.resize(value.byte_size());
+  if (!stored.bytes.empty()) value.copy_to_host(stored.bytes.data());
+  return stored;
+}
+
 std::string serialize_safetensors(const SafetensorsContents& contents) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;

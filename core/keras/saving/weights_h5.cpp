@@ -114,14 +114,6 @@ FileLayout layout_of(const Model& model, const char* what) {
   return layout;
 }
 
-StoredTensor stored_value(const std::string& path, const Variable& variable) {
-  const Tensor& value = variable.value();
-  StoredTensor stored{path, value.dtype(), value.shape(), {}};
-  stored.bytes.resize(static_cast<size_t>(value.element_count()) * dtype_size(value.dtype()));
-  if (!stored.bytes.empty()) value.copy_to_host(stored.bytes.data());
-  return stored;
-}
-
 // The layer groups the file has below `prefix`/layers, recursing into nested models.
 void collect_layer_groups(const Hdf5File& file, const std::string& prefix, std::set<std::string>& groups) {
   const std::string layers = join_path(prefix, "layers");
@@ -189,7 +181,7 @@ std::string weights_h5_image(const Model& model, const std::string& source) {
     if (!file.has_group(path)) file.create_group(path);
     file.set_string_attribute(path, "name", name);
   }
-  for (const auto& [path, variable] : layout.variables) file.write_dataset(path, stored_value(path, variable));
+  for (const auto& [path, variable] : layout.variables) file.write_dataset(path, stored_tensor(path, variable.value()));
   return file.image();
 }
 

@@ -18,6 +18,7 @@
 
 #include <accel/dtype.hpp>
 #include <accel/shape.hpp>
+#include <accel/tensor.hpp>
 
 #include <cstdint>
 #include <map>
@@ -34,6 +35,9 @@ struct StoredTensor {
   Shape shape;
   std::vector<uint8_t> bytes;  // shape.element_count() * dtype_size(dtype)
 };
+
+// A tensor's contents read to the host, as a file stores them under `name`.
+StoredTensor stored_tensor(const std::string& name, const Tensor& value);
 
 // A whole file: tensors in the order of their data, and the free-form
 // string metadata ("__metadata__").
