@@ -388,15 +388,7 @@ class RunReader {
     auto existing = [&](const std::string& key, bool directory) {
       const SourceNode* path = node.find(key);
       if (path == nullptr) return;
-      const std::string resolved = resolve_path(path->text, context_.experiment_dir);
-      std::error_code error;
-      const bool found = directory ? fs::is_directory(resolved, error) : fs::is_regular_file(resolved, error);
-      if (!found) {
-        fail_at(*path, fmt::format("{} '{}' not found", directory ? "folder" : "file", resolved),
-                fmt::format("an existing {} (relative paths start at the experiment file's folder)",
-                            directory ? "folder" : "file"));
-      }
-      data.options[key].data = resolved;
+      data.options[key].data = existing_path(*path, directory ? "folder" : "file", directory);
     };
     if (data.source == "fashion_mnist" || data.source == "mnist") {
       existing("path", true);
@@ -497,13 +489,15 @@ class RunReader {
     }
   }
 
-  // An existing file of the model section, resolved against the experiment's folder.
-  std::string existing_model_file(const SourceNode& path, const std::string& what) const {
+  // The file (or folder) `path` names, resolved against the experiment's
+  // folder; "<what> '<resolved>' not found" at `path` when there is none.
+  std::string existing_path(const SourceNode& path, const std::string& what, bool directory = false) const {
     const std::string resolved = resolve_path(path.text, context_.experiment_dir);
     std::error_code error;
-    if (!fs::is_regular_file(resolved, error)) {
+    if (!(directory ? fs::is_directory(resolved, error) : fs::is_regular_file(resolved, error))) {
       fail_at(path, fmt::format("{} '{}' not found", what, resolved),
-              "an existing file (relative paths start at the experiment file's folder)");
+              fmt::format("an existing {} (relative paths start at the experiment file's folder)",
+                          directory ? "folder" : "file"));
     }
     return resolved;
   }
@@ -518,7 +512,7 @@ class RunReader {
       fail_at(path, fmt::format("model.keras_file '{}' is not a .keras file", path.text),
               "a Keras 3 .keras archive (for weights only, use model.initial_weights with a model.layers/graph)");
     }
-    model.keras_file = existing_model_file(path, "model.keras_file");
+    model.keras_file = existing_path(path, "model.keras_file");
     model.name = fs::path(*model.keras_file).stem().string();
     if (const SourceNode* name = node.find("name")) model.name = name->text;
     if (!context_.options->inspect_keras_file) return;
@@ -540,7 +534,7 @@ class RunReader {
         fail_at(*weights, fmt::format("model.initial_weights '{}' is neither .h5 nor .safetensors", weights->text),
                 "a Keras 3 .weights.h5 file or an accel .safetensors file");
       }
-      model.initial_weights = existing_model_file(*weights, "model.initial_weights");
+      model.initial_weights = existing_path(*weights, "model.initial_weights");
     }
     read_model_form(node, model);
   }

@@ -231,15 +231,20 @@ std::byte* transfer_staging(size_t bytes, std::unique_ptr<std::byte[]>& oversize
   return kept.get();
 }
 
+void copy_through_host(const Tensor& source, LogicalDevice* device, AccelBuffer* destination, uint64_t offset) {
+  if (source.byte_size() == 0) return;
+  std::unique_ptr<std::byte[]> oversized;
+  std::byte* staging = transfer_staging(source.byte_size(), oversized);
+  source.copy_to_host(staging);
+  device->copy_from_host(staging, destination, offset, source.byte_size());
+}
+
 Tensor copy_to_device(const Tensor& tensor, LogicalDevice* device) {
   Tensor copy(std::make_shared<TensorStorage>(device, tensor.byte_size()), tensor.shape(), tensor.dtype());
   TraceHooks* hooks = active_trace_hooks();
-  if (tensor.byte_size() != 0) {
+  {
     TraceHooksSuspension staging_is_no_host_read;
-    std::unique_ptr<std::byte[]> oversized;
-    std::byte* staging = transfer_staging(tensor.byte_size(), oversized);
-    tensor.copy_to_host(staging);
-    device->copy_from_host(staging, copy.storage()->buffer, 0, tensor.byte_size());
+    copy_through_host(tensor, device, copy.storage()->buffer, 0);
   }
   if (hooks != nullptr) hooks->on_transfer(tensor, copy);
   return copy;

@@ -43,5 +43,8 @@ bool soft_placement_enabled();
 
 // Copies a tensor to another device through host memory.
 Tensor copy_to_device(const Tensor& tensor, LogicalDevice* device);
+// Writes `source` (on another device) into `destination` at `offset` on
+// `device`, through a per-thread host buffer that is kept and reused.
+void copy_through_host(const Tensor& source, LogicalDevice* device, AccelBuffer* destination, uint64_t offset);
 
 }  // namespace accel::detail

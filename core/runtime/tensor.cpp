@@ -139,9 +139,7 @@ void Tensor::assign(const Tensor& source) {
         "assign on " + device->name());
     return;
   }
-  std::vector<std::byte> staging(byte_size());
-  source.copy_to_host(staging.data());
-  device->copy_from_host(staging.data(), storage_->buffer, byte_offset_, byte_size());
+  detail::copy_through_host(source, device, storage_->buffer, byte_offset_);
 }
 
 }  // namespace accel

@@ -43,7 +43,17 @@ nlohmann::json parse_member(const std::map<std::string, std::string>& members, c
   return value;
 }
 
-const std::string& weights_member(const std::map<std::string, std::string>& members, const std::string& path) {
+// A .keras file's members, checked: metadata.json and config.json JSON
+// objects, model.weights.h5 present.
+struct KerasArchive {
+  nlohmann::json config;
+  std::string weights;  // model.weights.h5's bytes
+};
+
+KerasArchive read_keras_archive(const std::string& path) {
+  std::map<std::string, std::string> members = read_zip_archive(path);
+  (void)parse_member(members, "metadata.json", path);
+  KerasArchive archive{parse_member(members, "config.json", path), {}};
   const auto weights = members.find("model.weights.h5");
   if (weights == members.end()) {
     throw InvalidArgumentError(path + ": the archive has no model.weights.h5" +
@@ -51,7 +61,8 @@ const std::string& weights_member(const std::map<std::string, std::string>& memb
                                     ? std::string(" (only the .npz form, which accel does not read)")
                                     : std::string()));
   }
-  return weights->second;
+  archive.weights = std::move(weights->second);
+  return archive;
 }
 
 }  // namespace
@@ -67,22 +78,16 @@ void save_model(const Model& model, const std::string& path) {
 }
 
 std::unique_ptr<Model> load_model(const std::string& path) {
-  const std::map<std::string, std::string> members = read_zip_archive(path);
-  (void)parse_member(members, "metadata.json", path);
-  const nlohmann::json config = parse_member(members, "config.json", path);
-  const std::string& weights = weights_member(members, path);
-  std::unique_ptr<Model> model = model_from_config(config, path + ":config.json");
-  load_weights_h5_image(*model, weights, path + ":model.weights.h5");
+  const KerasArchive archive = read_keras_archive(path);
+  std::unique_ptr<Model> model = model_from_config(archive.config, path + ":config.json");
+  load_weights_h5_image(*model, archive.weights, path + ":model.weights.h5");
   return model;
 }
 
 KerasFileSummary inspect_keras_file(const std::string& path) {
-  const std::map<std::string, std::string> members = read_zip_archive(path);
-  (void)parse_member(members, "metadata.json", path);
-  const nlohmann::json config = parse_member(members, "config.json", path);
-  const std::string& weights = weights_member(members, path);
-  const ConfigSummary checked = check_model_config(config, path + ":config.json");
-  (void)Hdf5File::open_image(weights, path + ":model.weights.h5");  // an HDF5 file at least
+  const KerasArchive archive = read_keras_archive(path);
+  const ConfigSummary checked = check_model_config(archive.config, path + ":config.json");
+  (void)Hdf5File::open_image(archive.weights, path + ":model.weights.h5");  // an HDF5 file at least
   return {checked.class_name, checked.name, checked.input_shapes, checked.outputs};
 }
 

@@ -18,13 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-json dtype_policy() {
-  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
-          {"registered_name", nullptr}};
-}
-
 json base_config(const Layer& layer) {
-  return {{"name", layer.name()}, {"trainable", layer.trainable()}, {"dtype", dtype_policy()}};
+  return {{"name", layer.name()}, {"trainable", layer.trainable()}, {"dtype", float32_dtype_policy()}};
 }
 
 json seed_json(const std::optional<uint64_t>& seed) { return seed ? json(*seed) : json(nullptr); }
@@ -194,11 +189,7 @@ std::shared_ptr<Layer> batch_normalization_from(LayerArguments& arguments) {
 }
 
 json dropout_config(const Dropout& dropout) {
-  json noise_shape = nullptr;
-  if (!dropout.noise_shape().empty()) {
-    noise_shape = json::array();
-    for (int64_t dim : dropout.noise_shape()) noise_shape.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
-  }
+  const json noise_shape = dropout.noise_shape().empty() ? json(nullptr) : shape_json(dropout.noise_shape());
   // Keras seeds are Python ints TensorFlow turns into int32; accel's drawn
   // 64-bit seeds do not fit, and its dropout masks differ from Keras's anyway.
   const json seed = dropout.seed() <= 0x7fffffffu ? json(dropout.seed()) : json(nullptr);
@@ -308,6 +299,17 @@ const std::map<std::string, LayerCodec>& codecs() {
 }
 
 }  // namespace
+
+json float32_dtype_policy() {
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
+          {"registered_name", nullptr}};
+}
+
+json shape_json(const LayerShape& shape) {
+  json dims = json::array();
+  for (int64_t dim : shape) dims.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
+  return dims;
+}
 
 std::string supported_layer_classes() {
   std::string names = "InputLayer";

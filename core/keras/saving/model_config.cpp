@@ -17,17 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json shape_json(const LayerShape& shape) {
-  json dims = json::array();
-  for (int64_t dim : shape) dims.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
-  return dims;
-}
-
-json dtype_policy() {
-  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
-          {"registered_name", nullptr}};
-}
-
 json input_layer_entry(const LayerShape& batch_shape, DType dtype, const std::string& name) {
   return {{"module", "keras.layers"},
           {"class_name", "InputLayer"},
@@ -77,7 +66,7 @@ json sequential_config(const Sequential& model) {
           {"config",
            {{"name", model.name()},
             {"trainable", model.trainable()},
-            {"dtype", dtype_policy()},
+            {"dtype", float32_dtype_policy()},
             {"layers", layers},
             {"build_input_shape", shape_json(input.shape())}}},
           {"registered_name", nullptr},
