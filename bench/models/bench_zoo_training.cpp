@@ -45,9 +45,10 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <string_view>
+
+#include <CLI/CLI.hpp>
 #include <vector>
 
 namespace keras = accel::keras;
@@ -69,49 +70,28 @@ struct Args {
   std::vector<std::string> breakdown;  // ops whose calls --profile splits by size
 };
 
-[[noreturn]] void usage(const char* program) {
-  std::cerr << "usage: " << program
-            << " [--model resnet_small_28x28|vit_fashion_mnist] [--batch B] [--steps S] [--windows W]"
-               " [--warmup E] [--samples N] [--modes eager,jit] [--profile [--top K] [--breakdown OP,OP]]\n";
-  std::exit(2);
-}
-
+// CLI11 with the flags the comparison script passes; a bad value exits 2.
 Args parse_args(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(argv[0]);
-      return argv[++i];
-    };
-    if (flag == "--model") args.model = value();
-    else if (flag == "--batch") args.batch = std::stoll(value());
-    else if (flag == "--steps") args.steps = std::stoll(value());
-    else if (flag == "--windows") args.windows = std::stoi(value());
-    else if (flag == "--warmup") args.warmup = std::stoi(value());
-    else if (flag == "--samples") args.samples = std::stoll(value());
-    else if (flag == "--profile") args.profile = true;
-    else if (flag == "--top") args.top = std::stoi(value());
-    else if (flag == "--breakdown") {
-      std::stringstream list(value());
-      for (std::string op; std::getline(list, op, ',');) args.breakdown.push_back(op);
-    }
-    else if (flag == "--modes") {
-      args.modes.clear();
-      std::stringstream list(value());
-      for (std::string mode; std::getline(list, mode, ',');) {
-        if (mode != "eager" && mode != "jit") usage(argv[0]);
-        args.modes.push_back(mode);
-      }
-    } else {
-      usage(argv[0]);
-    }
+  CLI::App app{"Model zoo training throughput (samples/s), eager and compiled, beside PyTorch"};
+  app.add_option("--model", args.model, "a 28x28x1 image model of the zoo")
+      ->check(CLI::IsMember({"resnet_small_28x28", "vit_fashion_mnist"}));
+  app.add_option("--batch", args.batch)->check(CLI::PositiveNumber);
+  app.add_option("--steps", args.steps, "steps per window")->check(CLI::PositiveNumber);
+  app.add_option("--windows", args.windows)->check(CLI::PositiveNumber);
+  app.add_option("--warmup", args.warmup, "epochs of warm-up")->check(CLI::NonNegativeNumber);
+  app.add_option("--samples", args.samples)->check(CLI::PositiveNumber);
+  app.add_option("--modes", args.modes, "eager, jit or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"eager", "jit"}));
+  app.add_flag("--profile", args.profile, "per-op costs of one window");
+  app.add_option("--top", args.top, "--profile: ops listed");
+  app.add_option("--breakdown", args.breakdown, "--profile: ops whose calls are split by size")->delimiter(',');
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    std::exit(app.exit(error) == 0 ? 0 : 2);
   }
-  if (args.model != "resnet_small_28x28" && args.model != "vit_fashion_mnist") {
-    std::cerr << "--model must be resnet_small_28x28 or vit_fashion_mnist (the zoo's 28x28x1 image models)\n";
-    std::exit(2);
-  }
-  if (args.steps <= 0 || args.windows <= 0 || args.warmup < 0 || args.modes.empty()) usage(argv[0]);
   return args;
 }
 
