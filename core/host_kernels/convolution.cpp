@@ -52,6 +52,9 @@ struct PrimitiveEpilogue {
 
 using PrimitiveKey = std::array<int64_t, 20>;
 
+// Below this many input channels the input gradient reads a plain HWIO filter.
+constexpr int64_t kFewInputChannels = 16;
+
 PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue) {
   return {static_cast<int64_t>(op), g.batch,      g.height,     g.width,     g.channels,   g.filter_h,
           g.filter_w,               g.filters,    g.out_h,      g.out_w,     g.stride_h,   g.stride_w,
@@ -172,10 +175,13 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
   const Descriptors d = descriptors_of(g);
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1},
       pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
-  // Measured on the tutorial CNN layer (docs/PERFORMANCE.md): forward and
-  // filter gradient run fastest in a filter layout oneDNN picks (brgconv /
-  // jit kernels); the input gradient runs fastest on plain HWIO (gemm-based).
-  const bool plain_filter = op == ACCEL_OP_CONV2D_BACKWARD_INPUT;
+  // Measured (docs/PERFORMANCE.md): forward and filter gradient run fastest
+  // in a filter layout oneDNN picks (brgconv / jit kernels). So does the
+  // input gradient with many input channels (3.2x on the small ResNet's
+  // 32-128 channels), but with few (the tutorial CNN's one) oneDNN's jit
+  // kernel pads the channels to a vector and plain HWIO (gemm-based) wins
+  // by 2.7x.
+  const bool plain_filter = op == ACCEL_OP_CONV2D_BACKWARD_INPUT && g.channels < kFewInputChannels;
   const memory::desc& filter = plain_filter ? d.filter : d.filter_any;
   auto forward = forward_pd(g, d, filter, epilogue);  // the epilogue is CONV2D's only
   CachedConv cached;

@@ -4,6 +4,8 @@
 // convolution epilogues, so that a fused result is the unfused one bit for bit.
 #pragma once
 
+#include "vector_math.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -94,14 +96,14 @@ struct Relu {  // NaN passes through
 struct Sign {  // 0 and NaN map to themselves
   template <typename T> T operator()(T x) const { return x > T{0} ? T{1} : (x < T{0} ? T{-1} : x); }
 };
-struct Exp { float operator()(float x) const { return std::exp(x); } };
+struct Exp { float operator()(float x) const { return vector_exp(x); } };
 struct Log { float operator()(float x) const { return std::log(x); } };
 struct Sqrt { float operator()(float x) const { return std::sqrt(x); } };
 struct Rsqrt { float operator()(float x) const { return 1.0f / std::sqrt(x); } };
 struct Reciprocal { float operator()(float x) const { return 1.0f / x; } };
-struct Sigmoid { float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); } };
+struct Sigmoid { float operator()(float x) const { return 1.0f / (1.0f + vector_exp(-x)); } };
 struct Tanh { float operator()(float x) const { return std::tanh(x); } };
-struct Erf { float operator()(float x) const { return std::erf(x); } };
+struct Erf { float operator()(float x) const { return vector_erf(x); } };
 struct LogicalNot { uint8_t operator()(uint8_t x) const { return x == 0; } };
 
 // One run of a binary op; a_step/b_step are 0 (repeat) or 1 (walk). The four

@@ -8,6 +8,7 @@
 // vectorizes. Other patterns fall back to a serial odometer walk.
 #include "kernels.hpp"
 #include "reducers.hpp"
+#include "vector_math.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -220,11 +221,8 @@ void softmax(const HostTensor& x, const HostTensor& y, bool logarithmic) {
       const float* __restrict in = x_data + row * classes;
       float* __restrict out = y_data + row * classes;
       const float max = reduce_run(in, classes, MaxReducer<float>{});
-      float sum = 0.0f;
-      for (int64_t c = 0; c < classes; ++c) {
-        out[c] = std::exp(in[c] - max);
-        sum += out[c];
-      }
+      for (int64_t c = 0; c < classes; ++c) out[c] = vector_exp(in[c] - max);
+      const float sum = reduce_run(out, classes, SumReducer<float>{});  // in lanes: vectorizes
       if (logarithmic) {
         const float log_sum = std::log(sum) + max;
         for (int64_t c = 0; c < classes; ++c) out[c] = in[c] - log_sum;
@@ -260,11 +258,8 @@ void sparse_softmax_cross_entropy(const HostTensor& logits, const HostTensor& la
       const float* __restrict in = x_data + b * classes;
       float* __restrict grad = grad_data + b * classes;
       const float max = reduce_run(in, classes, MaxReducer<float>{});
-      float sum = 0.0f;
-      for (int64_t c = 0; c < classes; ++c) {
-        grad[c] = std::exp(in[c] - max);
-        sum += grad[c];
-      }
+      for (int64_t c = 0; c < classes; ++c) grad[c] = vector_exp(in[c] - max);
+      const float sum = reduce_run(grad, classes, SumReducer<float>{});
       const float log_sum = std::log(sum) + max;
       const float scale = 1.0f / sum;
       for (int64_t c = 0; c < classes; ++c) grad[c] *= scale;

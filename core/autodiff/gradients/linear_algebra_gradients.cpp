@@ -39,9 +39,21 @@ std::vector<Tensor> matmul_gradient(const GradientContext& context) {
   if (context.needs_input_gradient(1)) {
     // d op_b(b) = op_a(a)^T @ dy, and d b is its transpose when transpose_b:
     // (op_a(a)^T @ dy)^T = dy^T @ op_a(a).
-    db = transpose_b ? ops::matmul(dy, a, true, transpose_a)
-                     : ops::matmul(a, dy, !transpose_a, false);
-    db = sum_to_shape(db, b.shape());
+    if (b.rank() == 2 && a.rank() > 2 && !transpose_a) {
+      // A shared matrix (a Dense kernel applied to [batch, steps, features]):
+      // the batch of products summed over the batch is one product over all
+      // rows, which one GEMM with a long inner dimension computes far faster
+      // than a batch of small ones and a reduction.
+      int64_t rows = 1;
+      for (int32_t axis = 0; axis + 1 < a.rank(); ++axis) rows *= a.shape()[axis];
+      const Tensor rows_a = a.reshape(Shape{rows, a.shape()[a.rank() - 1]});
+      const Tensor rows_dy = dy.reshape(Shape{rows, dy.shape()[dy.rank() - 1]});
+      db = transpose_b ? ops::matmul(rows_dy, rows_a, true, false) : ops::matmul(rows_a, rows_dy, true, false);
+    } else {
+      db = transpose_b ? ops::matmul(dy, a, true, transpose_a)
+                       : ops::matmul(a, dy, !transpose_a, false);
+      db = sum_to_shape(db, b.shape());
+    }
   }
   return {da, db};
 }
