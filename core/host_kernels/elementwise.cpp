@@ -53,6 +53,17 @@ void for_each_run(const Layout& layout, int64_t grain, const Run& run) {
 }
 
 template <typename T, typename R, typename Op>
+ACCEL_VECTOR_CLONES void binary_span(const T* a, int64_t a_step, const T* b, int64_t b_step, R* y, int64_t length,
+                                     Op op) {
+  binary_run(a, a_step, b, b_step, y, length, op);
+}
+
+template <typename T, typename R, typename Op>
+ACCEL_VECTOR_CLONES void unary_span(const T* __restrict x, R* __restrict y, int64_t length, Op op) {
+  for (int64_t i = 0; i < length; ++i) y[i] = op(x[i]);
+}
+
+template <typename T, typename R, typename Op>
 void run_binary(const HostTensor& a, const HostTensor& b, const HostTensor& y, Op op,
                 int64_t grain) {
   const T* a_data = data_of<const T>(a);
@@ -67,16 +78,16 @@ void run_binary(const HostTensor& a, const HostTensor& b, const HostTensor& y, O
     if (count == 0) return;
     const int64_t a_step = a_full ? 1 : 0, b_step = b_full ? 1 : 0;
     parallel_ranges(count, grain, [&](int64_t begin, int64_t end) {
-      binary_run(a_data + begin * a_step, a_step, b_data + begin * b_step, b_step, y_data + begin,
-                 end - begin, op);
+      binary_span(a_data + begin * a_step, a_step, b_data + begin * b_step, b_step, y_data + begin,
+                  end - begin, op);
     });
     return;
   }
   const Layout layout = make_layout(y, {&a, &b});
   const int inner = layout.rank - 1;
   for_each_run(layout, grain, [&](const int64_t* offsets, int64_t out_offset, int64_t length) {
-    binary_run(a_data + offsets[0], layout.strides[0][inner], b_data + offsets[1],
-               layout.strides[1][inner], y_data + out_offset, length, op);
+    binary_span(a_data + offsets[0], layout.strides[0][inner], b_data + offsets[1],
+                layout.strides[1][inner], y_data + out_offset, length, op);
   });
 }
 
@@ -86,7 +97,7 @@ void run_unary(const HostTensor& x, const HostTensor& y, Op op, int64_t grain) {
   const T* __restrict x_data = data_of<const T>(x);
   R* __restrict y_data = data_of<R>(y);
   parallel_ranges(element_count(y), grain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y_data[i] = op(x_data[i]);
+    unary_span(x_data + begin, y_data + begin, end - begin, op);
   });
 }
 

@@ -34,7 +34,7 @@ auto cast_source(compute_t<S> x) {
 inline int64_t step_of(const BlockValue& value) { return value.repeated ? 0 : 1; }
 
 template <typename T, typename R, typename Op>
-void unary_kernel(const BlockValue* operands, void* result, int64_t count) {
+ACCEL_VECTOR_CLONES void unary_kernel(const BlockValue* operands, void* result, int64_t count) {
   const T* __restrict x = static_cast<const T*>(operands[0].data);
   R* __restrict y = static_cast<R*>(result);
   const Op op;
@@ -42,7 +42,7 @@ void unary_kernel(const BlockValue* operands, void* result, int64_t count) {
 }
 
 template <typename T, typename R, typename Op>
-void binary_kernel(const BlockValue* operands, void* result, int64_t count) {
+ACCEL_VECTOR_CLONES void binary_kernel(const BlockValue* operands, void* result, int64_t count) {
   binary_run(static_cast<const T*>(operands[0].data), step_of(operands[0]), static_cast<const T*>(operands[1].data),
              step_of(operands[1]), static_cast<R*>(result), count, Op{});
 }

@@ -209,6 +209,27 @@ void argmax(const HostTensor& x, const HostTensor& y, int32_t axis) {
   }
 }
 
+namespace {
+
+ACCEL_VECTOR_CLONES void softmax_rows(const float* x, float* y, int64_t rows, int64_t classes, bool logarithmic) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* __restrict in = x + row * classes;
+    float* __restrict out = y + row * classes;
+    const float max = reduce_run(in, classes, MaxReducer<float>{});
+    for (int64_t c = 0; c < classes; ++c) out[c] = vector_exp(in[c] - max);
+    const float sum = reduce_run(out, classes, SumReducer<float>{});  // in lanes: vectorizes
+    if (logarithmic) {
+      const float log_sum = std::log(sum) + max;
+      for (int64_t c = 0; c < classes; ++c) out[c] = in[c] - log_sum;
+    } else {
+      const float scale = 1.0f / sum;
+      for (int64_t c = 0; c < classes; ++c) out[c] *= scale;
+    }
+  }
+}
+
+}  // namespace
+
 void softmax(const HostTensor& x, const HostTensor& y, bool logarithmic) {
   if (!same_shape(x, y)) invalid("output shape must equal the input shape");
   if (x.rank == 0) invalid("softmax needs at least one axis");
@@ -217,20 +238,7 @@ void softmax(const HostTensor& x, const HostTensor& y, bool logarithmic) {
   const float* x_data = data_of<const float>(x);
   float* y_data = data_of<float>(y);
   parallel_ranges(rows, grain_for(classes, kExpensiveGrain), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const float* __restrict in = x_data + row * classes;
-      float* __restrict out = y_data + row * classes;
-      const float max = reduce_run(in, classes, MaxReducer<float>{});
-      for (int64_t c = 0; c < classes; ++c) out[c] = vector_exp(in[c] - max);
-      const float sum = reduce_run(out, classes, SumReducer<float>{});  // in lanes: vectorizes
-      if (logarithmic) {
-        const float log_sum = std::log(sum) + max;
-        for (int64_t c = 0; c < classes; ++c) out[c] = in[c] - log_sum;
-      } else {
-        const float scale = 1.0f / sum;
-        for (int64_t c = 0; c < classes; ++c) out[c] *= scale;
-      }
-    }
+    softmax_rows(x_data + begin * classes, y_data + begin * classes, end - begin, classes, logarithmic);
   });
 }
 
