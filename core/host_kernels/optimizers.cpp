@@ -19,6 +19,16 @@ void check_same_shapes(std::span<const HostTensor> tensors, const char* names) {
   }
 }
 
+ACCEL_VECTOR_CLONES void adam_span(float* var, float* m, float* v, const float* grad, int64_t count, float lr_t,
+                                   float beta1, float beta2, float epsilon) {
+  for (int64_t i = 0; i < count; ++i) {
+    const float g = grad[i];
+    m[i] = beta1 * m[i] + (1.0f - beta1) * g;
+    v[i] = beta2 * v[i] + (1.0f - beta2) * g * g;
+    var[i] -= lr_t * m[i] / (std::sqrt(v[i]) + epsilon);
+  }
+}
+
 }  // namespace
 
 void sgd_update(std::span<const HostTensor> inputs, const AccelSgdAttributes& attributes) {
@@ -64,12 +74,7 @@ void adam_update(std::span<const HostTensor> inputs, const AccelAdamAttributes& 
   const float beta1 = static_cast<float>(attributes.beta1), beta2 = static_cast<float>(attributes.beta2);
   const float epsilon = static_cast<float>(attributes.epsilon);
   parallel_ranges(element_count(inputs[0]), kCheapGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float g = grad[i];
-      m[i] = beta1 * m[i] + (1.0f - beta1) * g;
-      v[i] = beta2 * v[i] + (1.0f - beta2) * g * g;
-      var[i] -= lr_t * m[i] / (std::sqrt(v[i]) + epsilon);
-    }
+    adam_span(var + begin, m + begin, v + begin, grad + begin, end - begin, lr_t, beta1, beta2, epsilon);
   });
 }
 

@@ -48,28 +48,38 @@ PoolGeometry geometry_of(const HostTensor& x, const HostTensor& y, const AccelPo
 
 }  // namespace
 
+namespace {
+
+// Output rows [begin, end) (batch * out_h of them) of MAX_POOL.
+ACCEL_VECTOR_CLONES void max_pool_rows(const PoolGeometry& g, const float* x_data, float* y_data, int64_t begin,
+                                       int64_t end) {
+  const int64_t c_count = g.channels;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t n = row / g.out_h, oh = row % g.out_h;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      float* __restrict out = y_data + ((n * g.out_h + oh) * g.out_w + ow) * c_count;
+      std::fill_n(out, c_count, -std::numeric_limits<float>::infinity());
+      int64_t h0, h1, w0, w1;
+      g.window(oh, ow, h0, h1, w0, w1);
+      for (int64_t h = h0; h < h1; ++h) {
+        for (int64_t w = w0; w < w1; ++w) {
+          const float* __restrict in = x_data + ((n * g.height + h) * g.width + w) * c_count;
+          for (int64_t c = 0; c < c_count; ++c) out[c] = in[c] > out[c] ? in[c] : out[c];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes) {
   const PoolGeometry g = geometry_of(x, y, attributes);
   const float* x_data = data_of<const float>(x);
   float* y_data = data_of<float>(y);
-  const int64_t c_count = g.channels;
-  const int64_t work_per_row = g.out_w * g.window_h * g.window_w * c_count;
+  const int64_t work_per_row = g.out_w * g.window_h * g.window_w * g.channels;
   parallel_ranges(g.batch * g.out_h, grain_for(work_per_row), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t n = row / g.out_h, oh = row % g.out_h;
-      for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        float* __restrict out = y_data + ((n * g.out_h + oh) * g.out_w + ow) * c_count;
-        std::fill_n(out, c_count, -std::numeric_limits<float>::infinity());
-        int64_t h0, h1, w0, w1;
-        g.window(oh, ow, h0, h1, w0, w1);
-        for (int64_t h = h0; h < h1; ++h) {
-          for (int64_t w = w0; w < w1; ++w) {
-            const float* __restrict in = x_data + ((n * g.height + h) * g.width + w) * c_count;
-            for (int64_t c = 0; c < c_count; ++c) out[c] = in[c] > out[c] ? in[c] : out[c];
-          }
-        }
-      }
-    }
+    max_pool_rows(g, x_data, y_data, begin, end);
   });
 }
 
@@ -118,6 +128,64 @@ void max_pool_backward_images(const PoolGeometry& g, const float* x_data, const 
   }
 }
 
+// The same gradient when the windows tile the image exactly (stride equal to
+// the window, no padding, no cell left over: the usual 2x2 pooling): every
+// cell of dx belongs to one window, so it is written once, gradient or zero,
+// with no zero-fill first and no scatter. Per window, one pass finds the
+// maximum and one writes the cells: `remaining` holds the gradient until the
+// first cell equal to the maximum takes it (later ties get zero, as in the
+// general loop). All in float selects, which vectorize.
+ACCEL_VECTOR_CLONES void max_pool_backward_tiled(const PoolGeometry& g, const float* x_data, const float* dy_data,
+                                                 float* dx_data, int64_t begin, int64_t end) {
+  const int64_t c_count = g.channels;
+  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  std::vector<float> best_storage(static_cast<size_t>(c_count)), remaining_storage(static_cast<size_t>(c_count));
+  float* __restrict best = best_storage.data();
+  float* __restrict remaining = remaining_storage.data();
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t n = row / g.out_h, oh = row % g.out_h;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const int64_t h0 = oh * g.window_h, w0 = ow * g.window_w;
+      const int64_t first_cell = ((n * g.height + h0) * g.width + w0) * c_count;
+      std::fill_n(best, c_count, kLowest);
+      for (int64_t h = h0; h < h0 + g.window_h; ++h) {
+        for (int64_t w = w0; w < w0 + g.window_w; ++w) {
+          const float* __restrict in = x_data + ((n * g.height + h) * g.width + w) * c_count;
+          for (int64_t c = 0; c < c_count; ++c) best[c] = in[c] > best[c] ? in[c] : best[c];
+        }
+      }
+      std::copy_n(dy_data + ((n * g.out_h + oh) * g.out_w + ow) * c_count, c_count, remaining);
+      for (int64_t h = h0; h < h0 + g.window_h; ++h) {
+        for (int64_t w = w0; w < w0 + g.window_w; ++w) {
+          const int64_t cell = ((n * g.height + h) * g.width + w) * c_count;
+          const float* __restrict in = x_data + cell;
+          float* __restrict out = dx_data + cell;
+          if (cell == first_cell) {
+            // A window of only NaN and -inf has no maximum to match: its first cell takes the gradient.
+            for (int64_t c = 0; c < c_count; ++c) {
+              const bool takes = in[c] == best[c] || !(best[c] > kLowest);
+              out[c] = takes ? remaining[c] : 0.0f;
+              remaining[c] = takes ? 0.0f : remaining[c];
+            }
+          } else {
+            for (int64_t c = 0; c < c_count; ++c) {
+              const bool takes = in[c] == best[c];
+              out[c] = takes ? remaining[c] : 0.0f;
+              remaining[c] = takes ? 0.0f : remaining[c];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool windows_tile_the_image(const PoolGeometry& g, const AccelPoolAttributes& attributes) {
+  return g.stride_h == g.window_h && g.stride_w == g.window_w && attributes.pad_top == 0 &&
+         attributes.pad_bottom == 0 && attributes.pad_left == 0 && attributes.pad_right == 0 &&
+         g.out_h * g.window_h == g.height && g.out_w * g.window_w == g.width;
+}
+
 }  // namespace
 
 void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
@@ -129,8 +197,15 @@ void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTens
   float* dx_data = data_of<float>(dx);
   const int64_t image = g.height * g.width * g.channels;
   const int64_t work_per_image = g.out_h * g.out_w * g.window_h * g.window_w * g.channels;
+  if (windows_tile_the_image(g, attributes)) {
+    const int64_t work_per_row = g.out_w * g.window_h * g.window_w * g.channels;
+    parallel_ranges(g.batch * g.out_h, grain_for(work_per_row), [&](int64_t begin, int64_t end) {
+      max_pool_backward_tiled(g, x_data, dy_data, dx_data, begin, end);
+    });
+    return;
+  }
   const bool small_images = image <= std::numeric_limits<int32_t>::max();
-  // Windows overlap within an image, so each task owns whole images.
+  // Windows may overlap within an image, so each task owns whole images.
   parallel_ranges(g.batch, grain_for(work_per_image), [&](int64_t begin, int64_t end) {
     if (small_images) {
       max_pool_backward_images<int32_t>(g, x_data, dy_data, dx_data, begin, end);

@@ -2,6 +2,8 @@
 // optimizer updates against naive loops; also the thread limit.
 #include "test_tensor.hpp"
 
+#include <limits>
+
 namespace accel::test {
 namespace {
 
@@ -185,6 +187,51 @@ TEST(Pooling, MaxAndAvgWithPaddingAndTheirGradients) {
     expect_close(max_dx, e_max_dx);
     expect_close(avg_dx, e_avg_dx);
   }
+}
+
+// 2x2 windows that tile the image take a faster path (each cell written
+// once); it must give what the general loop gives on the same windows: the
+// gradient at the first maximum, ties to the first, NaN never a maximum, and
+// a window of only NaN or -inf giving its first cell the gradient. The
+// general loop runs on the same image with one more row, which no window
+// covers (so the windows no longer tile it).
+TEST(Pooling, TiledMaxPoolGradientEqualsTheGeneralLoop) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const AccelPoolAttributes a{sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0};
+  const int64_t n = 2, h = 4, w = 6, c = 5;
+  Tensor tiled_x = random_tensor(ACCEL_DTYPE_F32, {n, h, w, c}, -1, 1, 11);
+  for (int64_t i = 0; i < tiled_x.count(); i += 3) tiled_x.set(i, 0.0);  // relu's ties
+  auto at = [&](int64_t image, int64_t row, int64_t col, int64_t channel) {
+    return ((image * h + row) * w + col) * c + channel;
+  };
+  for (int64_t row = 0; row < 2; ++row)
+    for (int64_t col = 0; col < 2; ++col) {
+      tiled_x.at<float>(at(0, row, col, 0)) = 0.5f;                        // four-way tie
+      tiled_x.at<float>(at(0, row, col, 1)) = (row + col == 0) ? nan : -2.0f;  // NaN first, then ties
+      tiled_x.at<float>(at(0, row, col, 2)) = -inf;                        // no maximum
+      tiled_x.at<float>(at(0, row, col, 3)) = (row == 1) ? nan : -inf;     // only NaN and -inf
+    }
+  Tensor untiled_x(ACCEL_DTYPE_F32, {n, h + 1, w, c});
+  for (int64_t image = 0; image < n; ++image) {
+    std::copy_n(tiled_x.data<float>() + image * h * w * c, h * w * c, untiled_x.data<float>() + image * (h + 1) * w * c);
+    std::fill_n(untiled_x.data<float>() + (image * (h + 1) + h) * w * c, w * c, 9.0f);  // covered by no window
+  }
+  Tensor dy = random_tensor(ACCEL_DTYPE_F32, {n, h / 2, w / 2, c}, -1, 1, 12);
+  Tensor tiled_dx(ACCEL_DTYPE_F32, tiled_x.shape()), untiled_dx(ACCEL_DTYPE_F32, untiled_x.shape());
+  std::fill_n(tiled_dx.data<float>(), tiled_dx.count(), 7.0f);  // every cell must be written
+  run(ACCEL_OP_MAX_POOL_BACKWARD, {&tiled_x, &dy}, {&tiled_dx}, &a);
+  run(ACCEL_OP_MAX_POOL_BACKWARD, {&untiled_x, &dy}, {&untiled_dx}, &a);
+  for (int64_t image = 0; image < n; ++image) {
+    for (int64_t i = 0; i < h * w * c; ++i) {
+      ASSERT_EQ(tiled_dx.at<float>(image * h * w * c + i), untiled_dx.at<float>(image * (h + 1) * w * c + i))
+          << "image " << image << " element " << i;
+    }
+    for (int64_t i = 0; i < w * c; ++i) EXPECT_EQ(untiled_dx.at<float>((image * (h + 1) + h) * w * c + i), 0.0f);
+  }
+  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 0)), dy.at<float>(0));      // the tie goes to the first cell
+  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 1, 1)), dy.at<float>(1));      // NaN skipped: the first -2
+  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 2)), dy.at<float>(2));      // all -inf: the first cell
+  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 3)), dy.at<float>(3));
 }
 
 TEST(Optimizers, SgdPlainMomentumAndNesterov) {
