@@ -1,18 +1,18 @@
-// MATMUL on oneDNN's dnnl_sgemm (row-major C API), with its epilogue.
+// MATMUL on oneDNN: dnnl_sgemm (row-major C API), or its matmul primitive for narrow and batched small shapes, then the epilogue.
 //
 // Chosen by measurement (bench/cpu/bench_cpu_gemm.cpp, docs/PERFORMANCE.md):
 // on the training shapes dnnl_sgemm beats OpenBLAS, above all on the narrow
 // ones (im2col convolutions, small batches) and with 2 threads. A batch whose
 // right-hand side is shared and whose left side is not transposed is folded
-// into one tall GEMM, which keeps both cores busy on small per-batch matrices;
-// other batches of small products run one product per thread.
+// into one tall GEMM, which keeps both cores busy on small per-batch matrices.
+// Narrow products and other batches of small products run on oneDNN's matmul
+// primitive instead (matmul_primitive.cpp), which is faster on those shapes.
 // dnnl_sgemm takes no post-ops, so an epilogue runs as one blocked pass over
 // the product right after it (epilogue.cpp), with the plain ops' formulas.
 #include "epilogue.hpp"
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -22,44 +22,38 @@ namespace accel::host_kernels::detail {
 namespace {
 
 // Below this many multiply-adds a product of a batch is too small to split
-// over threads, so the batch is split instead (the attention's 49x16x49
-// products: 1.6x faster than one threaded GEMM after another).
+// over threads, so the batch goes to the matmul primitive, which splits it.
 constexpr int64_t kSmallProduct = int64_t{1} << 22;
+// A product with a side this narrow, and at least kNarrowWork multiply-adds,
+// runs faster on the matmul primitive (matmul_primitive.cpp): 1.4x on the
+// tutorial CNN's dense layer at batch 256 (256 x 5408 x 10); at batch 32
+// the two are within 10 %, so smaller products stay on sgemm.
+constexpr int64_t kNarrowSide = 16;
+constexpr int64_t kNarrowWork = int64_t{1} << 22;
 
-dnnl_status_t sgemm_status(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
-                           const float* a, const float* b, float* c) {
-  return dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a,
-                    transpose_a ? m : k, b, transpose_b ? k : n, 0.0f, c, n);
+bool narrow(int64_t m, int64_t n, int64_t k) {
+  return std::min({m, n, k}) <= kNarrowSide && m * n * k >= kNarrowWork;
 }
 
-void check(dnnl_status_t status) {
+void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
+           const float* b, float* c) {
+  const dnnl_status_t status =
+      dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a,
+                 transpose_a ? m : k, b, transpose_b ? k : n, 0.0f, c, n);
   if (status != dnnl_success) {
     fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed with status " + std::to_string(status));
   }
 }
 
-void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
-           const float* b, float* c) {
-  check(sgemm_status(transpose_a, transpose_b, m, n, k, a, b, c));
-}
-
-// Products i of a batch, one thread each: inside an OpenMP parallel region
-// oneDNN runs each GEMM on the calling thread alone. Errors cannot leave the
-// region as exceptions, so the first one is reported after it.
-void sgemm_batch_over_threads(bool transpose_a, bool transpose_b, int64_t batch, int64_t m, int64_t n,
-                              int64_t k, const float* a, int64_t a_step, const float* b, int64_t b_step,
-                              float* c) {
-  dnnl_status_t first_failure = dnnl_success;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < batch; ++i) {
-    const dnnl_status_t status =
-        sgemm_status(transpose_a, transpose_b, m, n, k, a + i * a_step, b + i * b_step, c + i * m * n);
-    if (status != dnnl_success) {
-#pragma omp critical(accel_sgemm_failure)
-      first_failure = first_failure == dnnl_success ? status : first_failure;
-    }
+// One product, on whichever library runs its shape faster.
+void product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+             float* c) {
+  if (narrow(m, n, k)) {
+    matmul_primitive(transpose_a, transpose_b, 1, m, n, k, a, false, b, false, c);
+  } else {
+    limit_openmp_threads_on_this_thread();
+    sgemm(transpose_a, transpose_b, m, n, k, a, b, c);
   }
-  check(first_failure);
 }
 
 }  // namespace
@@ -95,17 +89,14 @@ void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
   if (k == 0) {
     std::memset(y_data, 0, static_cast<size_t>(batch * m * n) * sizeof(float));
   } else if (b_step == 0 && !transpose_a) {
-    limit_openmp_threads_on_this_thread();
-    sgemm(false, transpose_b, batch * m, n, k, a_data, b_data, y_data);
+    product(false, transpose_b, batch * m, n, k, a_data, b_data, y_data);
+  } else if (batch == 1) {
+    product(transpose_a, transpose_b, m, n, k, a_data, b_data, y_data);
+  } else if (m * n * k < kSmallProduct) {
+    matmul_primitive(transpose_a, transpose_b, batch, m, n, k, a_data, a_step != 0, b_data, b_step != 0, y_data);
   } else {
-    limit_openmp_threads_on_this_thread();
-    if (batch > 1 && m * n * k < kSmallProduct && omp_get_max_threads() > 1) {
-      sgemm_batch_over_threads(transpose_a, transpose_b, batch, m, n, k, a_data, a_step, b_data, b_step,
-                               y_data);
-    } else {
-      for (int64_t i = 0; i < batch; ++i) {
-        sgemm(transpose_a, transpose_b, m, n, k, a_data + i * a_step, b_data + i * b_step, y_data + i * m * n);
-      }
+    for (int64_t i = 0; i < batch; ++i) {
+      product(transpose_a, transpose_b, m, n, k, a_data + i * a_step, b_data + i * b_step, y_data + i * m * n);
     }
   }
   apply_epilogue(epilogue, y);

@@ -40,10 +40,15 @@ void one_hot(const HostTensor& indices, const HostTensor& y,
 // Writes `value` converted to `dtype` into `bytes` (dtype_size bytes).
 void encode_scalar(double value, AccelDType dtype, void* bytes);
 
-// gemm.cpp: MATMUL on oneDNN's sgemm, then its epilogue. `attributes` may
+// gemm.cpp: MATMUL on oneDNN, then its epilogue. `attributes` may
 // be a struct from before 1.2: only the transposes are read from it.
 void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
             const AccelMatmulAttributes& attributes, const Epilogue& epilogue);
+
+// matmul_primitive.cpp: y[i] = op(a[i]) @ op(b[i]) for i < batch on a cached
+// oneDNN matmul primitive; an operand that is not batched is shared by all.
+void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const float* a, bool a_batched, const float* b, bool b_batched, float* y);
 
 // convolution.cpp: CONV2D and its gradients on oneDNN primitives, with the
 // epilogue of CONV2D / CONV2D_BACKWARD_INPUT. `attributes` may be a struct

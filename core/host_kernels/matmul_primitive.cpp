@@ -1,0 +1,96 @@
+// Batches of matrix products on oneDNN's matmul primitive (its brgemm
+// kernels), for the shapes where it beats dnnl_sgemm (gemm.cpp chooses):
+// large narrow products, one side 16 or fewer wide (the tutorial CNN's
+// dense layer at batch 256, 5408 -> 10: 1.4x forward), and batches of small
+// products (attention's 49x16x49 per head: 1.4x over one single-threaded
+// sgemm per thread). Measured in docs/PERFORMANCE.md.
+//
+// A primitive is built once per shape (building costs far more than running
+// a small one) and cached, as the convolutions are; the cache is emptied
+// when it reaches kCachedShapes, so a stream of new shapes (inference at
+// varying batch sizes) cannot grow it without bound. Each execution brings
+// its own scratchpad, so one primitive can run on several threads at once.
+#include "kernels.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace accel::host_kernels::detail {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+constexpr size_t kCachedShapes = 256;
+
+struct CachedMatmul {
+  dnnl::matmul primitive;
+  memory::desc a, b, y, scratchpad;
+};
+
+using MatmulKey = std::array<int64_t, 8>;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// [batch or 1, rows, columns] of a row-major matrix, or of its transpose
+// (stored [columns, rows]: oneDNN reads it through the acb layout).
+memory::desc matrix_batch(int64_t batch, int64_t rows, int64_t columns, bool transposed) {
+  return memory::desc({batch, rows, columns}, memory::data_type::f32, transposed ? Tag::acb : Tag::abc);
+}
+
+std::shared_ptr<const CachedMatmul> build(const MatmulKey& key) {
+  const auto [transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched] = key;
+  auto cached = std::make_shared<CachedMatmul>();
+  cached->a = matrix_batch(a_batched ? batch : 1, m, k, transpose_a != 0);
+  cached->b = matrix_batch(b_batched ? batch : 1, k, n, transpose_b != 0);
+  cached->y = matrix_batch(batch, m, n, false);
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(cached->a, cached->b, cached->y), attributes,
+                                                 cpu_engine());
+  cached->primitive = dnnl::matmul(description);
+  cached->scratchpad = description.scratchpad_desc();
+  return cached;
+}
+
+std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulKey& key) {
+  static std::mutex mutex;
+  static std::map<MatmulKey, std::shared_ptr<const CachedMatmul>> cache;
+  std::lock_guard lock(mutex);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  if (cache.size() >= kCachedShapes) cache.clear();  // running products hold their own reference
+  return cache.emplace(key, build(key)).first->second;
+}
+
+}  // namespace
+
+void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const float* a, bool a_batched, const float* b, bool b_batched, float* y) {
+  limit_openmp_threads_on_this_thread();
+  try {
+    const std::shared_ptr<const CachedMatmul> cached =
+        cached_matmul({transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched});
+    const dnnl::engine& engine = cpu_engine();
+    thread_local dnnl::stream stream(engine);
+    thread_local std::vector<uint8_t> scratchpad;
+    scratchpad.resize(std::max<size_t>(cached->scratchpad.get_size(), 1));
+    cached->primitive.execute(stream, {{DNNL_ARG_SRC, memory(cached->a, engine, const_cast<float*>(a))},
+                                       {DNNL_ARG_WEIGHTS, memory(cached->b, engine, const_cast<float*>(b))},
+                                       {DNNL_ARG_DST, memory(cached->y, engine, y)},
+                                       {DNNL_ARG_SCRATCHPAD, memory(cached->scratchpad, engine, scratchpad.data())}});
+    stream.wait();
+  } catch (const dnnl::error& error) {
+    fail(ACCEL_STATUS_INTERNAL, std::string("oneDNN matmul: ") + error.what());
+  }
+}
+
+}  // namespace accel::host_kernels::detail
