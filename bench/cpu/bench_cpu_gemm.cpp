@@ -49,6 +49,9 @@ int main() {
       {512, 512, 512, "square"},           {1024, 1024, 1024, "square"},
       {2048, 2048, 2048, "square"},        {32, 784, 128, "dense, batch 32"},
       {256, 784, 128, "dense, batch 256"}, {21632, 9, 32, "im2col conv, batch 32"},
+      // The tutorial CNN's dense layer (5408 -> 10): accel takes oneDNN's
+      // matmul primitive from batch 256 (gemm.cpp, kNarrowWork).
+      {32, 5408, 10, "CNN dense, b 32"},   {256, 5408, 10, "CNN dense, b 256"},
   };
   std::printf("%-22s %-18s %3s %10s %10s %10s %8s\n", "shape MxKxN", "", "thr", "accel", "dnnl_sgemm", "OpenBLAS",
               "accel/best");

@@ -243,4 +243,15 @@ void check_sequential_layer(const KerasObject& layer, std::size_t index) {
   }
 }
 
+std::optional<std::int64_t> embedding_vocabulary(const ModelConfig& model, const std::string& input) {
+  if (!model.graph) return std::nullopt;
+  for (std::size_t i = 0; i < model.layers.size() && i < model.graph->calls.size(); ++i) {
+    if (model.layers[i].name != "embedding") continue;
+    for (const GraphReference& reference : model.graph->calls[i].inputs) {
+      if (reference.name == input) return model.layers[i].argument("input_dim")->as_int();
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace accel::experiment

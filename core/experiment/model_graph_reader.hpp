@@ -14,6 +14,10 @@
 #include <accel/experiment/schema.hpp>
 #include <accel/experiment/source_node.hpp>
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 namespace accel::experiment {
 
 // The layers that take a list of inputs (model.graph only).
@@ -22,6 +26,10 @@ bool takes_list_input(const std::string& layer);
 // `graph` is the value of model.graph; `layer_spec` the schema's layer calls.
 // Sets model.layers and model.graph (shapes are inferred separately).
 void read_model_graph(const SourceNode& graph, const ValueSpec& layer_spec, ModelConfig& model);
+
+// The vocabulary of a model.graph input of token ids: the input_dim of the
+// embedding layer it feeds (the first, in file order), or none.
+std::optional<std::int64_t> embedding_vocabulary(const ModelConfig& model, const std::string& input);
 
 // model.layers: the arguments that belong to model.graph, and layers that
 // need a list of inputs, are errors at the layer.

@@ -370,7 +370,8 @@ class RunReader {
         {"path", {"fashion_mnist", "mnist", "csv"}}, {"split", {"fashion_mnist", "mnist"}},
         {"images", {"idx"}},       {"labels", {"idx"}},       {"label_column", {"csv"}},
         {"header", {"csv"}},       {"shape", {"synthetic"}},  {"classes", {"synthetic"}},
-        {"samples", {"synthetic"}}, {"tokens", {"fashion_mnist", "mnist"}}};
+        {"samples", {"synthetic"}}, {"tokens", {"fashion_mnist", "mnist"}},
+        {"input_columns", {"csv"}}, {"label_columns", {"csv"}}};
     for (const auto& [key, value] : node.entries) {
       const auto rule = kSourceKeys.find(key->text);
       if (rule == kSourceKeys.end()) continue;
@@ -407,11 +408,134 @@ class RunReader {
       require("path", "data/train.csv");
       existing("path", false);
     } else if (data.source == "synthetic") {
-      require("shape", "[28, 28, 1]");
-      data.example_shape = data.options.at("shape").as_ints();
+      // data.shape is required for a model of one input (check_data_for_model_ends).
+      if (node.find("shape") != nullptr) data.example_shape = data.options.at("shape").as_ints();
       data.classes = data.options.at("classes").as_int();
     }
+    if (const SourceNode* columns = node.find("input_columns")) {
+      for (const auto& [input, names] : columns->entries) {
+        InputColumns entry{input->text, {}, input->where};
+        if (names->is_scalar()) entry.columns.push_back(names->text);
+        for (const auto& name : names->items) entry.columns.push_back(name->text);
+        data.input_columns.push_back(std::move(entry));
+      }
+    }
+    if (const SourceNode* columns = node.find("label_columns")) {
+      for (const auto& [output, name] : columns->entries) {
+        data.label_columns.push_back({output->text, name->text, output->where});
+      }
+    }
     out_.data = std::move(data);
+  }
+
+  // What the data gives each model input and output. One input: the data's
+  // examples (synthetic needs data.shape for them). Several: synthetic gives
+  // each input a random tensor of its declared shape (token ids below the
+  // vocabulary of the embedding an int32 input feeds), csv the columns
+  // data.input_columns names; the image sources have one input only. Several
+  // outputs: data.label_columns (csv) names every output's labels, or every
+  // output takes the one label.
+  void check_data_for_model_ends(const ModelConfig& model) {
+    const ModelGraph* graph = model.graph ? &*model.graph : nullptr;
+    DataConfig& data = *out_.data;
+    const SourceLocation& source = data.options.at("source").where;
+    const std::size_t inputs = graph != nullptr ? graph->inputs.size() : 1;
+    if (inputs == 1 && data.source == "synthetic" && data.example_shape.empty()) {
+      fail_at(source, "source 'synthetic' needs 'data.shape'", "'shape: [28, 28, 1]'");
+    }
+    if (graph == nullptr) {
+      if (!data.input_columns.empty()) {
+        fail_at(data.input_columns.front().where,
+                "data.input_columns names the inputs of a model.graph, but this model has one unnamed input",
+                "no data.input_columns (every column but the label is the input), or a model.graph");
+      }
+      if (!data.label_columns.empty()) {
+        fail_at(data.label_columns.front().where,
+                "data.label_columns names the outputs of a model.graph, but this model has one unnamed output",
+                "data.label_column, or a model.graph");
+      }
+      return;
+    }
+    std::string input_names;
+    for (const GraphInput& input : graph->inputs) input_names += (input_names.empty() ? "" : ", ") + input.name;
+    if (inputs > 1) {
+      const GraphInput& second = graph->inputs[1];
+      if (data.source != "synthetic" && data.source != "csv") {
+        fail_at(second.where,
+                fmt::format("model.graph has {} inputs ({}), but source '{}' gives one input tensor (the image)",
+                            inputs, input_names, data.source),
+                "source synthetic (a random tensor per input) or csv with data.input_columns");
+      }
+      if (data.source == "synthetic") {
+        if (!data.example_shape.empty()) {
+          fail_at(data.options.at("shape").where,
+                  fmt::format("'data.shape' does not apply to a model.graph of {} inputs", inputs),
+                  "no data.shape: each input gets a random tensor of its declared shape");
+        }
+        for (const GraphInput& input : graph->inputs) {
+          if (input.dtype == "int32" && !embedding_vocabulary(model, input.name)) {
+            fail_at(input.where,
+                    fmt::format("input '{}' is int32, but no embedding layer takes it, so synthetic data has no "
+                                "vocabulary to draw its token ids from", input.name),
+                    "dtype: float32, or an embedding layer on the input");
+          }
+        }
+      }
+      if (data.source == "csv" && data.input_columns.empty()) {
+        fail_at(source, fmt::format("model.graph has {} inputs ({}), and source 'csv' needs data.input_columns to feed them",
+                                    inputs, input_names),
+                fmt::format("input_columns: {{{}: [column, ...], ...}}", graph->inputs.front().name));
+      }
+    }
+    for (const InputColumns& entry : data.input_columns) {
+      const auto input = std::find_if(graph->inputs.begin(), graph->inputs.end(),
+                                      [&](const GraphInput& candidate) { return candidate.name == entry.input; });
+      if (input == graph->inputs.end()) {
+        fail_at(entry.where, fmt::format("data.input_columns names '{}', which is not an input of model.graph", entry.input),
+                fmt::format("one of the inputs: {}", input_names));
+      }
+      std::int64_t values = 1;
+      for (std::int64_t dimension : input->shape) values *= dimension;
+      if (values != static_cast<std::int64_t>(entry.columns.size())) {
+        fail_at(entry.where, fmt::format("input '{}' takes {} columns, but its shape {} holds {} values", entry.input,
+                                         entry.columns.size(), shape_text(input->shape), values),
+                fmt::format("{} columns, or an input shape of [{}]", values, entry.columns.size()));
+      }
+      if (input->dtype != "float32") {
+        fail_at(entry.where, fmt::format("input '{}' is {}, but csv columns are float32", entry.input, input->dtype),
+                "dtype: float32 for a csv input");
+      }
+    }
+    if (!data.input_columns.empty()) {
+      for (const GraphInput& input : graph->inputs) {
+        const bool named = std::any_of(data.input_columns.begin(), data.input_columns.end(),
+                                       [&](const InputColumns& entry) { return entry.input == input.name; });
+        if (!named) {
+          fail_at(data.input_columns.front().where, fmt::format("data.input_columns gives no columns to input '{}'", input.name),
+                  fmt::format("an entry for every input: {}", input_names));
+        }
+      }
+    }
+    std::string output_names;
+    for (const GraphReference& output : graph->outputs) output_names += (output_names.empty() ? "" : ", ") + output.name;
+    for (const LabelColumn& entry : data.label_columns) {
+      const bool known = std::any_of(graph->outputs.begin(), graph->outputs.end(),
+                                     [&](const GraphReference& output) { return output.name == entry.output; });
+      if (!known) {
+        fail_at(entry.where, fmt::format("data.label_columns names '{}', which is not an output of model.graph", entry.output),
+                fmt::format("one of the outputs: {}", output_names));
+      }
+    }
+    if (!data.label_columns.empty()) {
+      for (const GraphReference& output : graph->outputs) {
+        const bool named = std::any_of(data.label_columns.begin(), data.label_columns.end(),
+                                       [&](const LabelColumn& entry) { return entry.output == output.name; });
+        if (!named) {
+          fail_at(data.label_columns.front().where, fmt::format("data.label_columns gives no label column to output '{}'", output.name),
+                  fmt::format("an entry for every output: {}", output_names));
+        }
+      }
+    }
   }
 
   void read_training(const SourceNode& node) {
@@ -543,6 +667,7 @@ class RunReader {
     const ValueSpec& spec = section_spec("model");
     const ValueSpec& layer_spec = *spec.field("layers")->spec->item;
     if (node.find("keras_file") != nullptr) {
+      check_data_for_model_ends(model);
       read_keras_file(node, model);
       out_.model = std::move(model);
       return;
@@ -551,12 +676,14 @@ class RunReader {
       model.name = "model";
       if (const SourceNode* name = node.find("name")) model.name = name->text;
       read_model_graph(*graph, layer_spec, model);
+      check_data_for_model_ends(model);
       check_dropout_rates(model.layers);
       infer_graph_shapes(model, *graph);
       out_.model = std::move(model);
       return;
     }
     if (const SourceNode* name = node.find("name")) model.name = name->text;
+    check_data_for_model_ends(model);
     const auto& layers = node.find("layers")->items;
     for (std::size_t i = 0; i < layers.size(); ++i) {
       KerasObject layer = read_call(*layers[i], layer_spec);

@@ -539,6 +539,12 @@ std::vector<Field> run_fields() {
        optional("images", text(), "none", "idx: the images file (required for idx).", "train-images-idx3-ubyte.gz"),
        optional("labels", text(), "none", "idx: the labels file (required for idx).", "train-labels-idx1-ubyte.gz"),
        optional("label_column", text(), "last column", "csv: the label column's name.", "species"),
+       optional("input_columns", named_map(names(1)), "every column but the labels, to the one input",
+                "csv, for a model.graph of several inputs: the columns each input takes, by input name, in order.",
+                "{measures: [sepal_length, sepal_width], ratio: petal_ratio}"),
+       optional("label_columns", named_map(text()), "label_column, for every output",
+                "csv, for a model.graph of several outputs: the label column of each output, by output name.",
+                "{species: species, size_class: size}"),
        optional("header", boolean(), "true", "csv: the first row names the columns.", "false"),
        optional("shape", shape(), "none", "synthetic: shape of one example (required for synthetic).", "[32, 32, 3]"),
        optional("classes", integer(1, 1 << 24), "10", "synthetic: label values 0..classes-1.", "100"),
@@ -650,8 +656,9 @@ constexpr const char* kRulesAcrossKeys = R"(
   exactly one; a compare run's one replaces the base's other. Benchmark sizes: matmul `N` or `[M, N, K]`; conv2d
   `[N, H, W, C, K, R, S]`; add/relu one element count; softmax `N` or `[rows, columns]`.
 - **Data sources.** `path`, `split` and `tokens` apply to fashion_mnist / mnist (`path` a folder);
-  `images` and `labels` (required) to idx; `path` (required), `label_column`, `header` to csv;
-  `shape` (required), `classes`, `samples` to synthetic. Paths are relative to the experiment file
+  `images` and `labels` (required) to idx; `path` (required), `label_column`, `header`,
+  `input_columns`, `label_columns` to csv; `shape` (required for one input), `classes`,
+  `samples` to synthetic. Paths are relative to the experiment file
   and must exist. fashion_mnist and mnist examples are 28x28 with 10 classes; with
   `tokens: fashion_mnist_blocks` they are int32 sequences of 49 tokens in 0..15.
 - **Shapes.** The first layer's `input_shape` (or else the data's example shape) is walked
@@ -673,9 +680,17 @@ constexpr const char* kRulesAcrossKeys = R"(
   Names are unique among inputs and layers. A name listed later, a cycle, an unknown name, and
   a layer or input that no output depends on (Keras drops those silently; here it is most
   likely a misspelt name) are errors at the name. `input_shape` belongs to `model.layers`, and
-  `inputs` and the list-input layers to `model.graph`. `accel validate` accepts several inputs
-  and outputs; `accel run` refuses them (the data sources give one example and one label
-  tensor), with that reason.
+  `inputs` and the list-input layers to `model.graph`.
+- **Several inputs and outputs.** A graph of several inputs trains on `synthetic` data (one
+  random tensor per input, of the input's declared shape; an int32 input takes token ids below
+  the `input_dim` of the embedding it feeds; `data.shape` does not apply)
+  or on `csv` with `data.input_columns` naming every input's columns (its declared shape must
+  hold that many values; float32 inputs only). fashion_mnist, mnist and idx give one input (the
+  image) and are an error for several. Several outputs each get a loss (the one `training.loss`,
+  summed, as Keras): `synthetic` draws labels per output, `csv` reads `data.label_columns`
+  (every output named) or else `label_column` for each, and the image sources give each output
+  the image's label (auxiliary heads). Names in `input_columns` / `label_columns` that are not
+  the graph's inputs / outputs are errors at the name.
 - **Loss and labels.** sparse_categorical_crossentropy and categorical_crossentropy need a
   `[batch, classes]` output whose size equals the data's classes when known;
   categorical_crossentropy needs `data.one_hot: true` and sparse the opposite;

@@ -253,12 +253,63 @@ TEST(ModelGraph, SeveralInputsAndOutputsValidate) {
       "      - concatenate: {name: both, inputs: [f, meta]}\n"
       "      - dense: {name: head, units: 10, inputs: both}\n"
       "      - dense: {name: aux, units: 10, inputs: meta}\n",
-      "[head, aux]", "{image: {shape: [28, 28, 1]}, meta: {shape: [4]}}");
+      "[head, aux]", "{image: {shape: [28, 28, 1]}, meta: {shape: [4]}}", "{source: synthetic}");
   const Experiment experiment = load_experiment_text(yaml, "inline.yaml", offline_options());
   const ModelConfig& model = *experiment.runs.front().model;
   EXPECT_EQ(model.graph->inputs.size(), 2u);
   EXPECT_EQ(model.graph->outputs.size(), 2u);
   EXPECT_EQ(model.layer_output_shapes[1], (std::vector<std::int64_t>{-1, 788}));
+}
+
+// What feeds several inputs and outputs is checked where it is written:
+// an image source has one input, synthetic data takes the inputs' own shapes,
+// csv needs every input's columns (as many as its shape holds) and names
+// only the graph's inputs and outputs.
+TEST(ModelGraph, DataForSeveralInputsAndOutputsIsCheckedWhereWritten) {
+  const std::string two_inputs = "{image: {shape: [28, 28, 1]}, meta: {shape: [4]}}";
+  const std::string layers =
+      "      - flatten: {name: f, inputs: image}\n"
+      "      - concatenate: {name: both, inputs: [f, meta]}\n"
+      "      - dense: {name: head, units: 10, inputs: both}\n"
+      "      - dense: {name: aux, units: 10, inputs: meta}\n";
+  expect_error_at(graph_yaml(layers, "[head, aux]", two_inputs), 4, "meta",
+                  "model.graph has 2 inputs (image, meta), but source 'fashion_mnist' gives one input tensor");
+  const std::string with_shape = graph_yaml(layers, "[head, aux]", two_inputs, "{source: synthetic, shape: [4]}");
+  expect_error_at(with_shape, 11, "[4]}", "'data.shape' does not apply to a model.graph of 2 inputs");
+  const std::string one_input = graph_yaml("      - flatten: {name: flat, inputs: image}\n" + kHead, "head",
+                                           "{image: {shape: [28, 28, 1]}}", "{source: synthetic}");
+  expect_error_at(one_input, 9, "synthetic", "source 'synthetic' needs 'data.shape'");
+  const std::string csv = "{source: csv, path: /etc/passwd";
+  expect_error_at(graph_yaml(layers, "[head, aux]", two_inputs, csv + "}"), 11, "csv",
+                  "source 'csv' needs data.input_columns to feed them");
+  expect_error_at(graph_yaml(layers, "[head, aux]", two_inputs,
+                             csv + ", input_columns: {image: [a], meta: [b, c, d, e], extra: [f]}}"),
+                  11, "image: [a]", "input 'image' takes 1 columns, but its shape [28, 28, 1] holds 784 values");
+  const std::string small = "{image: {shape: [1]}, meta: {shape: [4]}}";
+  expect_error_at(graph_yaml(layers, "[head, aux]", small,
+                             csv + ", input_columns: {image: [a], meta: [b, c, d, e], extra: [f]}}"),
+                  11, "extra", "data.input_columns names 'extra', which is not an input of model.graph");
+  expect_error_at(graph_yaml(layers, "[head, aux]", small, csv + ", input_columns: {image: a}}"), 11, "image: a",
+                  "data.input_columns gives no columns to input 'meta'");
+  expect_error_at(graph_yaml(layers, "[head, aux]", small,
+                             csv + ", input_columns: {image: a, meta: [b, c, d, e]}, label_columns: {heads: y}}"),
+                  11, "heads", "data.label_columns names 'heads', which is not an output of model.graph");
+  // The same csv keys on a Sequential model have no names to refer to.
+  const std::string sequential =
+      "name: s\nmodel:\n  layers: [dense: {units: 10, input_shape: [4]}]\n"
+      "data: {source: csv, path: /etc/passwd, label_columns: {out: y}}\n"
+      "training: {optimizer: adam, loss: sparse_categorical_crossentropy}\n";
+  expect_error_at(sequential, 4, "out: y", "data.label_columns names the outputs of a model.graph");
+  // Fed correctly, it loads.
+  const Experiment experiment = load_experiment_text(
+      graph_yaml(layers, "[head, aux]", small,
+                 csv + ", input_columns: {image: a, meta: [b, c, d, e]}, label_columns: {head: y, aux: z}}"),
+      "inline.yaml", offline_options());
+  const DataConfig& data = *experiment.runs.front().data;
+  ASSERT_EQ(data.input_columns.size(), 2u);
+  EXPECT_EQ(data.input_columns[1].columns, (std::vector<std::string>{"b", "c", "d", "e"}));
+  ASSERT_EQ(data.label_columns.size(), 2u);
+  EXPECT_EQ(data.label_columns[1].column, "z");
 }
 
 TEST(ModelGraph, ACompareRunsGraphReplacesTheBaseLayers) {

@@ -116,31 +116,9 @@ void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, Run
 
 // The data sources give one example tensor and one label tensor per step:
 // a model.graph of several inputs or outputs validates, but cannot train here yet.
-void refuse_several_inputs_or_outputs(const ModelConfig& model) {
-  if (!model.graph) return;
-  const auto names = [](const auto& entries) {
-    std::string text;
-    for (const auto& entry : entries) text += (text.empty() ? "" : ", ") + entry.name;
-    return text;
-  };
-  if (model.graph->inputs.size() > 1) {
-    throw UnimplementedError(fmt::format(
-        "model.graph has {} inputs ({}), but no data source gives more than one input tensor yet; "
-        "accel validate accepts the model, accel run trains models of one input",
-        model.graph->inputs.size(), names(model.graph->inputs)));
-  }
-  if (model.graph->outputs.size() > 1) {
-    throw UnimplementedError(fmt::format(
-        "model.graph has {} outputs ({}), but the data sources give one label tensor, not one per output; "
-        "accel run trains models of one output",
-        model.graph->outputs.size(), names(model.graph->outputs)));
-  }
-}
-
 void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options, RunOutput& output) {
   RunResult& result = output.result;
   const Clock::time_point run_start = Clock::now();
-  refuse_several_inputs_or_outputs(*run.model);
   apply_device_settings(run);
   const TrainingConfig& training = *run.training;
   keras::clear_session();
@@ -157,9 +135,9 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   std::vector<int64_t> input_shape = model_input_shape(*run.model, run.data->example_shape);
   std::optional<uint64_t> seed;
   if (training.seed) seed = static_cast<uint64_t>(*training.seed);
-  TrainingData data = load_training_data(*run.data, input_shape, seed);
+  TrainingData data = load_training_data(*run.data, model_ends(*run.model, *run.data, input_shape), seed);
   if (input_shape.empty()) {
-    const auto& dims = data.train_x.shape().dims();
+    const auto& dims = data.train_x.front().shape().dims();
     input_shape.assign(dims.begin() + 1, dims.end());
   }
   result.notes.insert(result.notes.end(), data.notes.begin(), data.notes.end());
@@ -183,7 +161,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
 
   result.batch_size = batch_size(*run.data);
   result.epochs_planned = static_cast<int>(training.epochs);
-  const int64_t examples = data.train_x.shape()[0];
+  const int64_t examples = data.train_x.front().shape()[0];
   const int64_t training_examples =
       static_cast<int64_t>(std::floor(static_cast<double>(examples) * (1.0 - training.validation_split)));
   result.steps_per_epoch = training.steps_per_epoch.value_or((training_examples + result.batch_size - 1) / result.batch_size);
@@ -209,7 +187,11 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   auto* tpu_strategy = dynamic_cast<distribute::TPUStrategy*>(strategy.get());
   if (tpu_strategy != nullptr) tpu_strategy->reset_step_times();
   const Clock::time_point fit_start = Clock::now();
-  model->fit(data.train_x, data.train_y, fit);
+  if (data.train_x.size() == 1 && data.train_y.size() == 1) {
+    model->fit(data.train_x.front(), data.train_y.front(), fit);
+  } else {
+    model->fit(data.train_x, data.train_y, fit);
+  }
   runtime::synchronize();
   result.fit_wall_seconds = seconds_since(fit_start);
   if (recorder_options.emulator_core >= 0) {
@@ -230,15 +212,17 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     result.status = RunStatus::kInterrupted;
     result.reason = fmt::format("interrupted (Ctrl-C) after {} steps", result.steps.size());
   } else {
-    if (data.test_x) {
+    if (!data.test_x.empty()) {
       const Clock::time_point evaluate_start = Clock::now();
       keras::EvaluateOptions evaluate;
       evaluate.batch_size = result.batch_size;
       evaluate.verbose = options.verbose;
       evaluate.steps = training.evaluation_steps;
-      result.evaluation = model->evaluate(*data.test_x, *data.test_y, evaluate);
+      result.evaluation = data.test_x.size() == 1 && data.test_y.size() == 1
+                              ? model->evaluate(data.test_x.front(), data.test_y.front(), evaluate)
+                              : model->evaluate(data.test_x, data.test_y, evaluate);
       result.evaluation_wall_seconds = seconds_since(evaluate_start);
-      result.evaluation_examples = data.test_x->shape()[0];
+      result.evaluation_examples = data.test_x.front().shape()[0];
       if (training.evaluation_steps) {
         result.evaluation_examples = std::min(result.evaluation_examples, *training.evaluation_steps * result.batch_size);
       }

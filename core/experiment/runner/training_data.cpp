@@ -1,14 +1,20 @@
 #include "training_data.hpp"
 
+#include "../model_graph_reader.hpp"
+
 #include <accel/data/fashion_mnist_tokens.hpp>
 
 #include <accel/data/csv_reader.hpp>
+#include <accel/data/data_error.hpp>
 #include <accel/data/fashion_mnist.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace accel::experiment {
 namespace {
@@ -27,19 +33,26 @@ Tensor first_rows(const Tensor& tensor, int64_t rows) {
   return ops::slice(tensor, begin, size);
 }
 
+// An empty `input_shape` (idx or csv without input_shape) keeps the data's own.
 Tensor shaped_for_model(const Tensor& x, const std::vector<int64_t>& input_shape) {
+  if (input_shape.empty()) return x;
   std::vector<int64_t> dims{x.shape()[0]};
   dims.insert(dims.end(), input_shape.begin(), input_shape.end());
   return x.reshape(Shape(dims));
 }
 
-}  // namespace
+// The examples of a one-input model, as every source gives them.
+struct OneInput {
+  Tensor train_x;
+  Tensor train_y;
+  std::optional<Tensor> test_x;
+  std::optional<Tensor> test_y;
+  std::vector<std::string> notes;
+};
 
-TrainingData load_training_data(const DataConfig& data, const std::vector<int64_t>& input_shape, std::optional<uint64_t> seed) {
+OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& input_shape, std::optional<uint64_t> seed) {
   DeviceScope on_host("/CPU:0");
-  TrainingData result;
-  const Value* take = option(data, "take");
-  const Value* one_hot = option(data, "one_hot");
+  OneInput result;
   const bool normalize = !option(data, "normalize") || option(data, "normalize")->as_bool();
   if (data.source == "fashion_mnist" || data.source == "mnist") {
     const Value* path = option(data, "path");
@@ -82,20 +95,148 @@ TrainingData load_training_data(const DataConfig& data, const std::vector<int64_
   } else {
     throw UnimplementedError(fmt::format("data source '{}' is not supported by the runner yet", data.source));
   }
-  if (take) {
-    result.train_x = first_rows(result.train_x, take->as_int());
-    result.train_y = first_rows(result.train_y, take->as_int());
-  }
   result.train_x = shaped_for_model(result.train_x, input_shape);
   if (result.test_x) result.test_x = shaped_for_model(*result.test_x, input_shape);
-  if (one_hot && one_hot->as_bool()) {
+  return result;
+}
+
+// What applies to every source's result: the first `take` examples,
+// one-hot labels when asked, and the note on drop_remainder.
+void finish(const DataConfig& data, TrainingData& result) {
+  DeviceScope on_host("/CPU:0");
+  if (const Value* take = option(data, "take")) {
+    for (Tensor& x : result.train_x) x = first_rows(x, take->as_int());
+    for (Tensor& labels : result.train_y) labels = first_rows(labels, take->as_int());
+  }
+  if (const Value* one_hot = option(data, "one_hot"); one_hot && one_hot->as_bool()) {
     const int64_t classes = data.classes.value_or(10);
-    result.train_y = ops::one_hot(result.train_y, classes);
-    if (result.test_y) result.test_y = ops::one_hot(*result.test_y, classes);
+    for (Tensor& labels : result.train_y) labels = ops::one_hot(labels, classes);
+    for (Tensor& labels : result.test_y) labels = ops::one_hot(labels, classes);
   }
   if (option(data, "drop_remainder") && option(data, "drop_remainder")->as_bool()) {
     result.notes.push_back("data.drop_remainder is not applied: fit keeps a last, smaller batch");
   }
+}
+
+// The columns `names` of a csv table as float32 [rows, names.size()].
+Tensor csv_columns(const data::CsvData& table, const std::vector<std::string>& names, const std::string& path) {
+  std::vector<int32_t> indices;
+  for (const std::string& name : names) {
+    const auto found = std::find(table.feature_names.begin(), table.feature_names.end(), name);
+    if (found == table.feature_names.end()) {
+      throw NotFoundError(fmt::format("{}: no column '{}' (columns: {})", path, name, fmt::join(table.feature_names, ", ")));
+    }
+    indices.push_back(static_cast<int32_t>(found - table.feature_names.begin()));
+  }
+  const Tensor where = Tensor::from_vector(indices, Shape{static_cast<int64_t>(indices.size())});
+  return ops::gather(table.features, where, 1);
+}
+
+// One csv column as int32 labels [rows]; every value must be a whole number.
+Tensor csv_labels(const data::CsvData& table, const std::string& column, const std::string& path) {
+  const Tensor values = csv_columns(table, {column}, path);
+  const std::vector<float> host = values.to_vector<float>();
+  for (size_t row = 0; row < host.size(); ++row) {
+    if (host[row] != std::floor(host[row])) {
+      throw data::DataError(path, fmt::format("data row {}", row + 1),
+                            fmt::format("label column '{}' holds {}, not a whole number", column, host[row]));
+    }
+  }
+  return ops::cast(values.reshape(Shape{values.shape()[0]}), DType::kInt32);
+}
+
+// A model of several inputs or outputs on csv: each input's columns
+// (data.input_columns) and each output's label column (data.label_columns,
+// else label_column or the last column, for every output).
+void read_csv_ends(const DataConfig& data, const ModelEnds& ends, TrainingData& result) {
+  const std::string path = option(data, "path")->as_text();
+  const data::CsvData table = data::read_csv(path, {});
+  if (table.feature_names.empty()) throw data::DataError(path, "line 1", "no columns");
+  const Value* label_column = option(data, "label_column");
+  const std::string shared_label = label_column ? label_column->as_text() : table.feature_names.back();
+  std::vector<std::string> label_columns;
+  for (const std::string& output : ends.outputs) {
+    const auto entry = std::find_if(data.label_columns.begin(), data.label_columns.end(),
+                                    [&](const LabelColumn& candidate) { return candidate.output == output; });
+    label_columns.push_back(entry != data.label_columns.end() ? entry->column : shared_label);
+    result.train_y.push_back(csv_labels(table, label_columns.back(), path));
+  }
+  for (const GraphInput& input : ends.inputs) {
+    const auto entry = std::find_if(data.input_columns.begin(), data.input_columns.end(),
+                                    [&](const InputColumns& candidate) { return candidate.input == input.name; });
+    std::vector<std::string> columns;
+    if (entry != data.input_columns.end()) {
+      columns = entry->columns;
+    } else {  // one input without input_columns: every column but the labels
+      for (const std::string& name : table.feature_names) {
+        if (std::find(label_columns.begin(), label_columns.end(), name) == label_columns.end()) columns.push_back(name);
+      }
+    }
+    result.train_x.push_back(shaped_for_model(csv_columns(table, columns, path), input.shape));
+  }
+}
+
+}  // namespace
+
+ModelEnds model_ends(const ModelConfig& model, const DataConfig& data, const std::vector<int64_t>& input_shape) {
+  ModelEnds ends;
+  if (!model.graph) {
+    ends.inputs.push_back({.name = "", .shape = input_shape, .dtype = data.example_dtype});
+    ends.vocabularies.push_back(std::nullopt);
+    ends.outputs.push_back("");
+    return ends;
+  }
+  ends.inputs = model.graph->inputs;
+  for (const GraphInput& input : ends.inputs) ends.vocabularies.push_back(embedding_vocabulary(model, input.name));
+  for (const GraphReference& output : model.graph->outputs) ends.outputs.push_back(output.name);
+  return ends;
+}
+
+TrainingData load_training_data(const DataConfig& data, const ModelEnds& ends, std::optional<uint64_t> seed) {
+  TrainingData result;
+  const bool several = ends.inputs.size() > 1 || ends.outputs.size() > 1;
+  if (several && (data.source == "synthetic" || data.source == "csv")) {
+    DeviceScope on_host("/CPU:0");
+    if (data.source == "csv") {
+      read_csv_ends(data, ends, result);
+      result.notes.push_back("csv data: no test split; evaluation is skipped");
+    } else {
+      const int64_t samples = option(data, "samples") ? option(data, "samples")->as_int() : 1024;
+      const int64_t classes = data.classes.value_or(10);
+      const uint64_t base_seed = seed.value_or(0);
+      for (size_t i = 0; i < ends.inputs.size(); ++i) {
+        std::vector<int64_t> dims{samples};
+        dims.insert(dims.end(), ends.inputs[i].shape.begin(), ends.inputs[i].shape.end());
+        if (ends.inputs[i].dtype == "int32") {  // token ids below the embedding's vocabulary (checked at load)
+          const double vocabulary = static_cast<double>(ends.vocabularies[i].value_or(1));
+          result.train_x.push_back(
+              ops::cast(ops::random_uniform(Shape(dims), base_seed + 2 * i, 0.0, vocabulary), DType::kInt32));
+        } else {
+          result.train_x.push_back(ops::random_uniform(Shape(dims), base_seed + 2 * i));
+        }
+      }
+      for (size_t j = 0; j < ends.outputs.size(); ++j) {
+        result.train_y.push_back(ops::cast(
+            ops::random_uniform(Shape{samples}, base_seed + 2 * j + 1, 0.0, static_cast<double>(classes)), DType::kInt32));
+      }
+      result.notes.push_back("synthetic data: random examples and labels, no test split (accuracy is chance level)");
+    }
+    finish(data, result);
+    return result;
+  }
+  // One input (the sources' examples), labels shared by every output.
+  OneInput single = load_one_input(data, ends.inputs.front().shape, seed);
+  result.train_x.push_back(std::move(single.train_x));
+  if (single.test_x) result.test_x.push_back(std::move(*single.test_x));
+  for (size_t j = 0; j < ends.outputs.size(); ++j) {
+    result.train_y.push_back(single.train_y);
+    if (single.test_y) result.test_y.push_back(*single.test_y);
+  }
+  if (ends.outputs.size() > 1) {
+    result.notes.push_back(fmt::format("{} outputs: each trained on the examples' labels", ends.outputs.size()));
+  }
+  result.notes.insert(result.notes.end(), single.notes.begin(), single.notes.end());
+  finish(data, result);
   return result;
 }
 

@@ -77,12 +77,28 @@ struct TpuSystem {
   std::string timing = "analytical";
 };
 
+// csv: the columns one model input takes (data.input_columns).
+struct InputColumns {
+  std::string input;                 // a model.graph input
+  std::vector<std::string> columns;  // in the order the input holds them
+  SourceLocation where;              // the input's name as written
+};
+
+// csv: the label column of one model output (data.label_columns).
+struct LabelColumn {
+  std::string output;  // a model.graph output
+  std::string column;
+  SourceLocation where;
+};
+
 struct DataConfig {
   std::string source;  // fashion_mnist | mnist | idx | csv | synthetic
   Arguments options;   // every data key, typed, with defaults (path, batch, shuffle, ...)
   std::vector<std::int64_t> example_shape;  // known for fashion_mnist, mnist, synthetic; else empty
   std::string example_dtype = "float32";    // int32 for token sequences (data.tokens)
   std::optional<std::int64_t> classes;      // label values 0..classes-1, when known
+  std::vector<InputColumns> input_columns;  // csv, several inputs: each input's columns
+  std::vector<LabelColumn> label_columns;   // csv, several outputs: each output's label column
 };
 
 // training.jit_compile: Keras's compile(jit_compile=...) as written, or auto
