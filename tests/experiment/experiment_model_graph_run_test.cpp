@@ -264,6 +264,34 @@ training:
   EXPECT_LT(steps.back()["logs"]["size_loss"].get<double>(), steps.front()["logs"]["size_loss"].get<double>());
 }
 
+// A Sequential model on csv: every column but the last is the input, the
+// last (no label_column written) the label, as the schema documents.
+TEST(ModelGraphRuns, ACsvWithoutLabelColumnTrainsOnItsLastColumn) {
+  const fs::path out = scratch_dir("csv_last_column");
+  const fs::path folder = out.string() + "_files";
+  fs::create_directories(folder);
+  {
+    std::ofstream csv(folder / "table.csv");
+    csv << "x,y,label\n";
+    for (int row = 0; row < 48; ++row) csv << (row % 4) / 4.0 << "," << (row % 3) / 3.0 << "," << row % 2 << "\n";
+  }
+  const fs::path file = write_file(folder, "csv_last_column", R"(name: csv_last_column
+model:
+  layers: [dense: {units: 2, input_shape: [2]}]
+data: {source: csv, path: table.csv, batch: 16}
+training:
+  optimizer: adam
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  epochs: 2
+)");
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& run = document["runs"][0];
+  ASSERT_EQ(run["status"], "completed") << run["reason"];
+  EXPECT_EQ(run["steps"].size(), 6u);
+}
+
 // Fashion-MNIST with an auxiliary head: both outputs learn the image's label.
 TEST(ModelGraphRuns, AnAuxiliaryHeadTrainsOnTheImageLabels) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST is not installed (tools/setup.sh installs it)";

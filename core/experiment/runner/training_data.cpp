@@ -84,14 +84,6 @@ OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& inpu
     result.train_y = ops::cast(ops::random_uniform(Shape{samples}, base_seed + 1, 0.0, static_cast<double>(classes)),
                                DType::kInt32);
     result.notes.push_back("synthetic data: random examples and labels, no test split (accuracy is chance level)");
-  } else if (data.source == "csv") {
-    data::CsvOptions options;
-    if (const Value* label = option(data, "label_column")) options.label_column = label->as_text();
-    options.label_dtype = DType::kInt32;
-    data::CsvData loaded = data::read_csv(option(data, "path")->as_text(), options);
-    result.train_x = loaded.features;
-    result.train_y = loaded.labels;
-    result.notes.push_back("csv data: no test split; evaluation is skipped");
   } else {
     throw UnimplementedError(fmt::format("data source '{}' is not supported by the runner yet", data.source));
   }
@@ -145,9 +137,10 @@ Tensor csv_labels(const data::CsvData& table, const std::string& column, const s
   return ops::cast(values.reshape(Shape{values.shape()[0]}), DType::kInt32);
 }
 
-// A model of several inputs or outputs on csv: each input's columns
-// (data.input_columns) and each output's label column (data.label_columns,
-// else label_column or the last column, for every output).
+// A csv table by column names: each input's columns (data.input_columns;
+// one input without them takes every column but the labels) and each
+// output's label column (data.label_columns, else label_column or the last
+// column, for every output).
 void read_csv_ends(const DataConfig& data, const ModelEnds& ends, TrainingData& result) {
   const std::string path = option(data, "path")->as_text();
   const data::CsvData table = data::read_csv(path, {});
@@ -195,7 +188,7 @@ ModelEnds model_ends(const ModelConfig& model, const DataConfig& data, const std
 TrainingData load_training_data(const DataConfig& data, const ModelEnds& ends, std::optional<uint64_t> seed) {
   TrainingData result;
   const bool several = ends.inputs.size() > 1 || ends.outputs.size() > 1;
-  if (several && (data.source == "synthetic" || data.source == "csv")) {
+  if (data.source == "csv" || (several && data.source == "synthetic")) {
     DeviceScope on_host("/CPU:0");
     if (data.source == "csv") {
       read_csv_ends(data, ends, result);
