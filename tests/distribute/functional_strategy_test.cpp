@@ -2,7 +2,9 @@
 // Functional API trains bitwise like the Sequential one on the same replicas;
 // fit runs a subclass's train_step on every replica, whether it goes on to
 // the built-in step or takes a step of its own (compute_loss and
-// apply_gradients, which keep every replica's copy the same).
+// apply_gradients, which keep every replica's copy the same); a model of two
+// inputs and two outputs trains, evaluates and predicts on two replicas as
+// on one device.
 #include <accel/accel.hpp>
 #include <accel/autodiff/gradient_tape.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
@@ -18,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <optional>
 
 namespace accel::distribute {
 namespace {
@@ -136,6 +139,78 @@ TEST(FunctionalStrategyTest, AStepOfItsOwnRunsOnEveryReplicaAndKeepsTheCopiesEqu
       const std::vector<Tensor> copies = mirrored_copies(weight);
       ASSERT_EQ(copies.size(), 2u);
       EXPECT_EQ(copies[0].to_vector<float>(), copies[1].to_vector<float>()) << weight.name();
+    }
+  });
+}
+
+// Two inputs (an image, a vector) and two outputs, each with its loss: on
+// two replicas the global batch is split, every output's loss and gradient
+// scaled for the replicas, so training follows one device within rounding;
+// evaluate and predict gather every output's rows.
+TEST(FunctionalStrategyTest, SeveralInputsAndOutputsTrainOnTwoReplicasAsOnOneDevice) {
+  in_fresh_process([] {
+    split_cpu(2);
+    const SyntheticImages data = synthetic_images(kSamples);
+    const Tensor vectors = ops::random_uniform(Shape{kSamples, 4}, 9);
+    const Tensor second_labels = ops::cast(ops::random_uniform(Shape{kSamples}, 10, 0.0, 3.0), DType::kInt32);
+    const keras::FitOptions options{.epochs = 2, .batch_size = 16, .verbose = 0, .shuffle = false};
+    auto build = [] {
+      keras::set_random_seed(11);
+      const keras::KerasTensor image = keras::Input({kImageSize, kImageSize, 1});
+      const keras::KerasTensor vector = keras::Input({4});
+      const keras::KerasTensor flat = (*std::make_shared<keras::Flatten>())(image);
+      const keras::KerasTensor both = (*std::make_shared<keras::Concatenate>())({flat, vector});
+      const keras::KerasTensor head = (*std::make_shared<keras::Dense>(10, keras::DenseOptions{.name = "head"}))(both);
+      const keras::KerasTensor aux = (*std::make_shared<keras::Dense>(3, keras::DenseOptions{.name = "aux"}))(vector);
+      auto model = std::make_shared<keras::Model>(keras::KerasTensors{image, vector}, keras::KerasTensors{head, aux});
+      model->compile(make_optimizer(OptimizerKind::kSgd), logits_loss(), {"accuracy"});
+      return model;
+    };
+    keras::clear_session();
+    // The reference on /CPU:0, as the replicas (the default device may be an
+    // emulated TPU, whose matrix unit rounds its inputs to bfloat16).
+    std::optional<DeviceScope> on_cpu(std::in_place, "/CPU:0");
+    std::shared_ptr<keras::Model> one_device = build();
+    const keras::History reference =
+        one_device->fit({data.images, vectors}, {data.labels, second_labels}, options);
+    const keras::Logs reference_evaluation = one_device->evaluate({data.images, vectors}, {data.labels, second_labels},
+                                                                  {.batch_size = 16, .verbose = 0});
+    const std::vector<Tensor> expected_predictions =
+        one_device->predict({data.images, vectors}, {.batch_size = 16, .verbose = 0});
+    on_cpu.reset();
+
+    keras::clear_session();
+    MirroredStrategy strategy(cpu_devices(2));
+    std::shared_ptr<keras::Model> mirrored;
+    {
+      auto scope = strategy.scope();
+      mirrored = build();
+    }
+    const keras::History history = mirrored->fit({data.images, vectors}, {data.labels, second_labels}, options);
+    for (const char* key : {"loss", "head_loss", "aux_loss", "head_accuracy", "aux_accuracy"}) {
+      ASSERT_TRUE(history.history.contains(key)) << key;
+      for (size_t epoch = 0; epoch < 2; ++epoch) {
+        EXPECT_NEAR(history.history.at(key)[epoch], reference.history.at(key)[epoch], 1e-5) << key << " " << epoch;
+      }
+    }
+    const std::vector<std::vector<float>> expected = weight_values(*one_device);
+    const std::vector<std::vector<float>> trained = weight_values(*mirrored);
+    ASSERT_EQ(expected.size(), trained.size());
+    for (size_t index = 0; index < expected.size(); ++index) {
+      for (size_t value = 0; value < expected[index].size(); ++value) {
+        ASSERT_NEAR(trained[index][value], expected[index][value], 1e-5) << "weight " << index;
+      }
+    }
+    const keras::Logs evaluation =
+        mirrored->evaluate({data.images, vectors}, {data.labels, second_labels}, {.batch_size = 16, .verbose = 0});
+    for (const auto& [key, value] : reference_evaluation) EXPECT_NEAR(evaluation.at(key), value, 1e-5) << key;
+    const std::vector<Tensor> predictions = mirrored->predict({data.images, vectors}, {.batch_size = 16, .verbose = 0});
+    ASSERT_EQ(predictions.size(), 2u);
+    for (size_t output = 0; output < 2; ++output) {
+      EXPECT_EQ(predictions[output].shape(), expected_predictions[output].shape());
+      const std::vector<float> got = predictions[output].to_vector<float>();
+      const std::vector<float> want = expected_predictions[output].to_vector<float>();
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "output " << output;
     }
   });
 }

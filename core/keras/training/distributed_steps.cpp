@@ -3,7 +3,10 @@
 // test_step run on each replica's part on its own thread, device and copies
 // of the weights (Keras's strategy.run), then the loss and metrics updated
 // once from the gathered results of every replica, so that they are those
-// of the global batch; and compute_loss, scaled for the replicas.
+// of the global batch; and compute_loss, scaled for the replicas. A model of
+// several inputs or outputs takes the same course with lists: every input
+// and target split, each output's loss summed on each replica, each output's
+// predictions and loss gathered for its own metrics.
 #include <accel/autodiff/gradient_tape.hpp>
 #include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/error.hpp>
@@ -208,6 +211,113 @@ Tensor Model::compute_loss(const Tensor& /*x*/, const Tensor& y, const Tensor& y
   const Tensor loss = (*loss_)(y, y_pred);
   if (distribution_ == nullptr || !inside_replica()) return loss;
   return scale_for_replicas(loss, *distribution_);
+}
+
+namespace {
+
+// One replica's part of a step on lists: its rows, each output's
+// predictions and (unscaled) loss.
+struct ReplicaListResult {
+  int64_t rows = 0;
+  std::vector<Tensor> predictions;
+  std::vector<Tensor> losses;
+};
+
+std::vector<Tensor> part_range(const data::Element& part, size_t begin, size_t end) {
+  const std::vector<Tensor>& components = part.components();
+  return {components.begin() + static_cast<std::ptrdiff_t>(begin), components.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+}  // namespace
+
+Logs Model::distributed_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y, bool training) {
+  require_compiled(training ? "training" : "evaluation");
+  DistributedTraining& strategy = *distribution_;
+  std::vector<Tensor> global = x;
+  global.insert(global.end(), y.begin(), y.end());
+  const std::vector<data::Element> parts = strategy.split_batch(data::Element(std::move(global)));
+  std::vector<ReplicaListResult> results(parts.size());
+  strategy.run_replicas([&](int replica) {
+    const data::Element& part = parts[static_cast<size_t>(replica)];
+    const std::vector<Tensor> part_x = part_range(part, 0, x.size());
+    const std::vector<Tensor> part_y = part_range(part, x.size(), part.size());
+    ReplicaListResult& result = results[static_cast<size_t>(replica)];
+    result.rows = rows_of(part_x.front());
+    const std::vector<Variable> weights = trainable_weights();
+    std::vector<Tensor> gradients(weights.size());
+    if (result.rows > 0) {
+      GradientTape tape;
+      result.predictions = call_outputs(part_x, training);
+      for (size_t output = 0; output < result.predictions.size(); ++output) {
+        result.losses.push_back((*loss_)(part_y[output], result.predictions[output]));
+      }
+      if (training) {
+        Tensor total = result.losses.front();
+        for (size_t output = 1; output < result.losses.size(); ++output) total = ops::add(total, result.losses[output]);
+        gradients = tape.gradient(scale_for_replicas(total, strategy), weights);
+      }
+    }
+    if (!training) return;
+    // Every replica hands every weight to the all-reduce: zeros where it had
+    // no rows or the loss does not reach the weight.
+    GradientsAndVariables gradients_and_variables;
+    for (size_t index = 0; index < weights.size(); ++index) {
+      Tensor gradient = gradients[index].defined() ? gradients[index]
+                                                    : ops::zeros(weights[index].shape(), weights[index].dtype());
+      gradients_and_variables.emplace_back(std::move(gradient), weights[index]);
+    }
+    optimizer_->apply_gradients(gradients_and_variables);
+  });
+
+  // The global batch's predictions and mean loss of each output, on the host.
+  const size_t output_count = outputs().size();
+  std::vector<Tensor> predictions(output_count), losses(output_count), targets;
+  double total_loss = 0;
+  for (size_t output = 0; output < output_count; ++output) {
+    std::vector<Tensor> replica_predictions, loss_rows;
+    for (const ReplicaListResult& result : results) {
+      const bool has = result.rows > 0;
+      replica_predictions.push_back(has ? result.predictions[output] : Tensor());
+      loss_rows.push_back(loss_row(has ? result.losses[output] : Tensor(), has ? result.rows : 0));
+    }
+    const LayerShape& shape = outputs()[output].shape();
+    fill_empty_predictions(replica_predictions, {shape.begin() + 1, shape.end()});
+    predictions[output] = strategy.gather_replica_rows(replica_predictions);
+    const std::vector<float> gathered = strategy.gather_replica_rows(loss_rows).to_vector<float>();
+    double sum = 0, rows = 0;
+    for (size_t index = 0; index + 1 < gathered.size(); index += 2) {
+      sum += gathered[index];
+      rows += gathered[index + 1];
+    }
+    const double mean = rows > 0 ? sum / rows : 0.0;
+    total_loss += mean;
+    losses[output] = Tensor::scalar<float>(static_cast<float>(mean), host_device());
+    targets.push_back(y[output].to(host_device()));
+  }
+  update_output_metrics(targets, predictions, losses,
+                        Tensor::scalar<float>(static_cast<float>(total_loss), host_device()));
+  return metric_results();
+}
+
+std::vector<Tensor> Model::distributed_predict_on_lists(const std::vector<Tensor>& x) {
+  DistributedTraining& strategy = *distribution_;
+  const std::vector<data::Element> parts = strategy.split_batch(data::Element(x));
+  std::vector<std::vector<Tensor>> replica_predictions(parts.size());
+  strategy.run_replicas([&](int replica) {
+    const data::Element& part = parts[static_cast<size_t>(replica)];
+    if (rows_of(part[0]) > 0) replica_predictions[static_cast<size_t>(replica)] = call_outputs(part.components(), false);
+  });
+  std::vector<Tensor> predictions;
+  for (size_t output = 0; output < outputs().size(); ++output) {
+    std::vector<Tensor> blocks;
+    for (const std::vector<Tensor>& replica : replica_predictions) {
+      blocks.push_back(replica.empty() ? Tensor() : replica[output]);
+    }
+    const LayerShape& shape = outputs()[output].shape();
+    fill_empty_predictions(blocks, {shape.begin() + 1, shape.end()});
+    predictions.push_back(strategy.gather_replica_rows(blocks));
+  }
+  return predictions;
 }
 
 Tensor Model::distributed_predict_step(const Tensor& x) {

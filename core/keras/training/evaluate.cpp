@@ -58,7 +58,8 @@ Logs Model::run_test_loop(detail::BatchSource& source, detail::CallbackList& cal
     callbacks.on_test_batch_begin(step, {});
     Logs logs;
     if (!batch->inputs.empty()) {
-      logs = test_step_on_lists(batch->inputs, batch->targets);
+      logs = distribution_ != nullptr ? distributed_step_on_lists(batch->inputs, batch->targets, false)
+                                      : test_step_on_lists(batch->inputs, batch->targets);
     } else {
       logs = distribution_ != nullptr ? distributed_test_step(batch->x, batch->y) : test_step(batch->x, batch->y);
     }

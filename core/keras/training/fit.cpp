@@ -110,7 +110,8 @@ History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, F
     validation = detail::BatchSource::from_tensor_lists(
         held_out.x, held_out.y, options.validation_batch_size.value_or(options.batch_size), false, 0);
   }
-  const uint64_t seed = options.shuffle ? options.seed.value_or(next_seed()) : 0;
+  uint64_t seed = options.shuffle ? options.seed.value_or(next_seed()) : 0;
+  if (distribution_ != nullptr) seed = distribution_->shared_seed(seed);  // every worker reads the same batches
   detail::BatchSource training = detail::BatchSource::from_tensor_lists(training_data.x, training_data.y,
                                                                         options.batch_size, options.shuffle, seed);
   return run_fit(training, validation ? &*validation : nullptr, options);
@@ -189,7 +190,8 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
         if (done == 0) callbacks.on_train_batch_begin(step, {});
         // Under a strategy the virtual step runs on every replica.
         if (!batch->inputs.empty()) {
-          logs = train_step_on_lists(batch->inputs, batch->targets);
+          logs = distribution_ != nullptr ? distributed_step_on_lists(batch->inputs, batch->targets, true)
+                                          : train_step_on_lists(batch->inputs, batch->targets);
         } else {
           logs = distribution_ != nullptr ? distributed_train_step(batch->x, batch->y) : train_step(batch->x, batch->y);
         }

@@ -23,10 +23,6 @@ void Model::check_list_data(const char* what, const std::vector<Tensor>& x, cons
                                " inputs and " + std::to_string(outputs().size()) + " outputs, got " +
                                std::to_string(x.size()) + " input and " + std::to_string(y.size()) + " target tensors");
   }
-  if (distribution_ != nullptr) {
-    throw UnimplementedError(std::string(what) + ": a model of several inputs or outputs under " +
-                             distribution_->strategy_name() + " is not implemented yet");
-  }
   if (outputs().size() > 1) {
     for (const MetricArgument& metric : metric_arguments_) {
       if (!std::holds_alternative<std::string>(metric)) {

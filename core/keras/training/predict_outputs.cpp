@@ -33,10 +33,6 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x, PredictOptions 
     throw InvalidArgumentError("predict: batch_size must be positive, got " + std::to_string(options.batch_size));
   }
   if (x.size() == 1 && outputs().size() <= 1) return {predict(x.front(), options)};
-  if (distribution_ != nullptr) {
-    throw UnimplementedError("predict: a model of several inputs or outputs under " +
-                             distribution_->strategy_name() + " is not implemented yet");
-  }
   const int64_t samples = x.front().shape().dim(0);
   const int64_t batches = (samples + options.batch_size - 1) / options.batch_size;
   const CallbackParams params{detail::resolve_verbosity(options.verbose), 1,
@@ -50,7 +46,8 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x, PredictOptions 
     std::vector<Tensor> batch;
     for (const Tensor& input : x) batch.push_back(rows(input, begin, count));
     callbacks.on_predict_batch_begin(step, {});
-    std::vector<Tensor> results = call_outputs(batch, /*training=*/false);
+    std::vector<Tensor> results =
+        distribution_ != nullptr ? distributed_predict_on_lists(batch) : call_outputs(batch, /*training=*/false);
     if (per_output.empty()) per_output.resize(results.size());
     for (size_t output = 0; output < results.size(); ++output) per_output[output].push_back(std::move(results[output]));
     callbacks.on_predict_batch_end(step, {});

@@ -289,6 +289,10 @@ class Model : public Layer {
   void check_list_data(const char* what, const std::vector<Tensor>& x, const std::vector<Tensor>& y) const;
   Logs train_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y);
   Logs test_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y);
+  // The same under a strategy (training/distributed_steps.cpp): the global
+  // batch split across the replicas, the global batch's losses and metrics.
+  Logs distributed_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y, bool training);
+  std::vector<Tensor> distributed_predict_on_lists(const std::vector<Tensor>& x);
   void update_output_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
                              const std::vector<Tensor>& losses, const Tensor& total_loss);
   // "<output layer name>_": the prefix of each output's logs.
