@@ -18,6 +18,7 @@
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -50,7 +51,9 @@ struct PrimitiveEpilogue {
   AccelOp activation = ACCEL_OP_MATMUL;
 };
 
-using PrimitiveKey = std::array<int64_t, 20>;
+// The geometry, the epilogue, and the OpenMP threads the primitive was built
+// for (oneDNN plans its work split when it builds one).
+using PrimitiveKey = std::array<int64_t, 21>;
 
 // Below this many input channels the input gradient reads a plain HWIO filter.
 constexpr int64_t kFewInputChannels = 16;
@@ -59,7 +62,7 @@ PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& 
   return {static_cast<int64_t>(op), g.batch,      g.height,     g.width,     g.channels,   g.filter_h,
           g.filter_w,               g.filters,    g.out_h,      g.out_w,     g.stride_h,   g.stride_w,
           g.dilation_h,             g.dilation_w, g.pad_top,    g.pad_bottom, g.pad_left,  g.pad_right,
-          epilogue.bias ? 1 : 0,    static_cast<int64_t>(epilogue.activation)};
+          epilogue.bias ? 1 : 0,    static_cast<int64_t>(epilogue.activation), omp_get_max_threads()};
 }
 
 PrimitiveEpilogue primitive_epilogue_of(AccelOp op, const Epilogue& epilogue) {

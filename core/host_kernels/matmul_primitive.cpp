@@ -13,6 +13,7 @@
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include <array>
 #include <map>
@@ -33,7 +34,9 @@ struct CachedMatmul {
   memory::desc a, b, y, scratchpad;
 };
 
-using MatmulKey = std::array<int64_t, 8>;
+// The shape, and the OpenMP threads the primitive was built for (oneDNN plans
+// its work split when it builds one).
+using MatmulKey = std::array<int64_t, 9>;
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -47,7 +50,8 @@ memory::desc matrix_batch(int64_t batch, int64_t rows, int64_t columns, bool tra
 }
 
 std::shared_ptr<const CachedMatmul> build(const MatmulKey& key) {
-  const auto [transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched] = key;
+  // The threads are in the key only: the primitive is built on the thread that runs it.
+  [[maybe_unused]] const auto [transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched, threads] = key;
   auto cached = std::make_shared<CachedMatmul>();
   cached->a = matrix_batch(a_batched ? batch : 1, m, k, transpose_a != 0);
   cached->b = matrix_batch(b_batched ? batch : 1, k, n, transpose_b != 0);
@@ -78,7 +82,7 @@ void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t
   limit_openmp_threads_on_this_thread();
   try {
     const std::shared_ptr<const CachedMatmul> cached =
-        cached_matmul({transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched});
+        cached_matmul({transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched, omp_get_max_threads()});
     const dnnl::engine& engine = cpu_engine();
     thread_local dnnl::stream stream(engine);
     thread_local std::vector<uint8_t> scratchpad;
