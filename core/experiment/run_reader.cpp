@@ -506,16 +506,10 @@ class RunReader {
                 "dtype: float32 for a csv input");
       }
     }
-    if (!data.input_columns.empty()) {
-      for (const GraphInput& input : graph->inputs) {
-        const bool named = std::any_of(data.input_columns.begin(), data.input_columns.end(),
-                                       [&](const InputColumns& entry) { return entry.input == input.name; });
-        if (!named) {
-          fail_at(data.input_columns.front().where, fmt::format("data.input_columns gives no columns to input '{}'", input.name),
-                  fmt::format("an entry for every input: {}", input_names));
-        }
-      }
-    }
+    std::vector<std::string> graph_inputs;
+    for (const GraphInput& input : graph->inputs) graph_inputs.push_back(input.name);
+    require_entry_for_each(data.input_columns, graph_inputs, &InputColumns::input, "data.input_columns gives no columns to input",
+                           "an entry for every input: " + input_names);
     std::string output_names;
     for (const GraphReference& output : graph->outputs) output_names += (output_names.empty() ? "" : ", ") + output.name;
     for (const LabelColumn& entry : data.label_columns) {
@@ -526,15 +520,22 @@ class RunReader {
                 fmt::format("one of the outputs: {}", output_names));
       }
     }
-    if (!data.label_columns.empty()) {
-      for (const GraphReference& output : graph->outputs) {
-        const bool named = std::any_of(data.label_columns.begin(), data.label_columns.end(),
-                                       [&](const LabelColumn& entry) { return entry.output == output.name; });
-        if (!named) {
-          fail_at(data.label_columns.front().where, fmt::format("data.label_columns gives no label column to output '{}'", output.name),
-                  fmt::format("an entry for every output: {}", output_names));
-        }
-      }
+    std::vector<std::string> graph_outputs;
+    for (const GraphReference& output : graph->outputs) graph_outputs.push_back(output.name);
+    require_entry_for_each(data.label_columns, graph_outputs, &LabelColumn::output,
+                           "data.label_columns gives no label column to output", "an entry for every output: " + output_names);
+  }
+
+  // When `entries` are written, each of `names` has one (its name in `member`);
+  // a missing one is an error at the first entry.
+  template <typename Entry>
+  static void require_entry_for_each(const std::vector<Entry>& entries, const std::vector<std::string>& names,
+                                     std::string Entry::*member, const std::string& problem, const std::string& expected) {
+    if (entries.empty()) return;
+    for (const std::string& name : names) {
+      const bool named =
+          std::any_of(entries.begin(), entries.end(), [&](const Entry& entry) { return entry.*member == name; });
+      if (!named) fail_at(entries.front().where, fmt::format("{} '{}'", problem, name), expected);
     }
   }
 

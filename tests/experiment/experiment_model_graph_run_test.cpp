@@ -33,6 +33,13 @@ using testing::scratch_dir;
 
 const std::string kAccel = ACCEL_CLI_PATH;
 
+// `accel run FILE --out OUT`, which must succeed; its results.json.
+json run_experiment(const fs::path& file, const fs::path& out) {
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  EXPECT_EQ(result.code, 0) << result.output;
+  return json::parse(read_text(out / "results.json"));
+}
+
 fs::path write_file(const fs::path& folder, const std::string& name, const std::string& text) {
   fs::create_directories(folder);
   const fs::path file = folder / (name + ".yaml");
@@ -79,9 +86,7 @@ compare:
   - name: tpu_device
     device: /TPU:0
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   for (const char* name : {"one_cpu", "one_cpu_eager", "two_cpus", "v4_8", "tpu_device"}) {
     const json& run = run_named(document, name);
     EXPECT_EQ(run["status"], "completed") << name << ": " << run["reason"];
@@ -120,9 +125,7 @@ compare:
           - dense: {name: logits, units: 10, inputs: flat}
         outputs: logits
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   const json& sequential = run_named(document, "sequential");
   const json& functional = run_named(document, "functional");
   ASSERT_EQ(functional["status"], "completed") << functional["reason"];
@@ -197,9 +200,7 @@ compare:
     devices: [{device: CPU, logical_devices: [{}, {}]}]
     strategy: {mirrored: {devices: [/CPU:0, /CPU:1], cross_device_ops: ring}}
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   for (const char* name : {"one_cpu", "one_cpu_eager", "two_cpus"}) {
     const json& run = run_named(document, name);
     ASSERT_EQ(run["status"], "completed") << name << ": " << run["reason"];
@@ -251,9 +252,7 @@ training:
   epochs: 5
   seed: 1
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   const json& run = document["runs"][0];
   ASSERT_EQ(run["status"], "completed") << run["reason"];
   const json& steps = run["steps"];
@@ -282,9 +281,7 @@ training:
   loss: {sparse_categorical_crossentropy: {from_logits: true}}
   epochs: 2
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   const json& run = document["runs"][0];
   ASSERT_EQ(run["status"], "completed") << run["reason"];
   EXPECT_EQ(run["steps"].size(), 6u);
@@ -313,9 +310,7 @@ training:
   evaluation_steps: 4
   seed: 2
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   const json& run = document["runs"][0];
   ASSERT_EQ(run["status"], "completed") << run["reason"];
   EXPECT_NE(run["notes"].dump().find("2 outputs: each trained on the examples' labels"), std::string::npos)
@@ -349,9 +344,7 @@ compare:
       layers: [flatten: {input_shape: [28, 28]}, dense: {units: 128, activation: relu}, dense: {units: 10}]
       initial_weights: )" + golden + R"(mlp.weights.h5
 )");
-  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
-  ASSERT_EQ(result.code, 0) << result.output;
-  const json document = json::parse(read_text(out / "results.json"));
+  const json document = run_experiment(file, out);
   const json& from_file = run_named(document, "keras_file");
   const json& from_weights = run_named(document, "initial_weights");
   ASSERT_EQ(from_file["status"], "completed") << from_file["reason"];
