@@ -16,6 +16,7 @@
 // pass over the output right after the primitive (epilogue.cpp).
 #include "epilogue.hpp"
 #include "kernels.hpp"
+#include "onednn_support.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -110,11 +111,6 @@ ConvGeometry geometry_of(AccelOp op, const HostTensor& first, const HostTensor& 
   return g;
 }
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 struct Descriptors {
   memory::desc x, filter, y;  // filter: the user's HWIO layout
   memory::desc filter_any;     // lets oneDNN choose its own filter layout
@@ -126,16 +122,6 @@ Descriptors descriptors_of(const ConvGeometry& g) {
           memory::desc(filter_dims, memory::data_type::f32, Tag::hwio),
           memory::desc({g.batch, g.filters, g.out_h, g.out_w}, memory::data_type::f32, Tag::nhwc),
           memory::desc(filter_dims, memory::data_type::f32, Tag::any)};
-}
-
-// Every primitive takes its scratchpad from the caller: with oneDNN's default
-// (a library scratchpad shared by primitives), the same cached primitive run
-// at once from several threads (a MirroredStrategy's replicas) corrupts its
-// results, e.g. the per-thread partial sums of the filter gradient.
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr attributes;
-  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attributes;
 }
 
 memory::desc bias_descriptor(const ConvGeometry& g) {
@@ -156,11 +142,11 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
   if (epilogue.bias) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                          d.x, filter, bias_descriptor(g), d.y, strides, dilates, pad_l, pad_r);
-    return {desc, attributes, cpu_engine()};
+    return {desc, attributes, onednn_engine()};
   }
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                        d.x, filter, d.y, strides, dilates, pad_l, pad_r);
-  return {desc, attributes, cpu_engine()};
+  return {desc, attributes, onednn_engine()};
 }
 
 // A primitive and, when oneDNN prefers another filter layout than HWIO, the
@@ -197,7 +183,7 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
     case ACCEL_OP_CONV2D_BACKWARD_INPUT: {
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.x, filter, d.y,
                                                  strides, dilates, pad_l, pad_r);
-      dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), forward);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), onednn_engine(), forward);
       cached.primitive = dnnl::convolution_backward_data(pd);
       cached.primitive_filter = pd.weights_desc();
       cached.scratchpad = pd.scratchpad_desc();
@@ -206,7 +192,7 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
     default: {
       dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d.x, filter,
                                                     d.y, strides, dilates, pad_l, pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), forward);
+      dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), onednn_engine(), forward);
       cached.primitive = dnnl::convolution_backward_weights(pd);
       cached.primitive_filter = pd.diff_weights_desc();
       cached.scratchpad = pd.scratchpad_desc();
@@ -217,7 +203,7 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
   if (cached.filter_reorder) {
     const bool to_user = op == ACCEL_OP_CONV2D_BACKWARD_FILTER;
     cached.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-        cpu_engine(), to_user ? cached.primitive_filter : d.filter, cpu_engine(),
+        onednn_engine(), to_user ? cached.primitive_filter : d.filter, onednn_engine(),
         to_user ? d.filter : cached.primitive_filter));
   }
   return cached;
@@ -251,8 +237,8 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
   try {
     const CachedConv& cached = cached_primitive(op, g, in_primitive);
     const Descriptors d = descriptors_of(g);
-    const dnnl::engine& engine = cpu_engine();
-    thread_local dnnl::stream stream(engine);
+    const dnnl::engine& engine = onednn_engine();
+    dnnl::stream& stream = onednn_stream();
     // The filter operand: the user's buffer, or a per-thread scratch in the
     // primitive's layout.
     const HostTensor& user_filter = op == ACCEL_OP_CONV2D_BACKWARD_FILTER ? y : second;
@@ -285,9 +271,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
                      {DNNL_ARG_DIFF_WEIGHTS, filter_memory}};
         break;
     }
-    thread_local std::vector<uint8_t> scratchpad_bytes;
-    scratchpad_bytes.resize(std::max<size_t>(cached.scratchpad.get_size(), 1));
-    arguments.emplace(DNNL_ARG_SCRATCHPAD, memory(cached.scratchpad, engine, scratchpad_bytes.data()));
+    arguments.emplace(DNNL_ARG_SCRATCHPAD, onednn_scratchpad(cached.scratchpad));
     cached.primitive.execute(stream, arguments);
     if (cached.filter_reorder && op == ACCEL_OP_CONV2D_BACKWARD_FILTER) {
       cached.reorder.execute(stream, filter_memory, user_filter_memory);

@@ -11,6 +11,7 @@
 // varying batch sizes) cannot grow it without bound. Each execution brings
 // its own scratchpad, so one primitive can run on several threads at once.
 #include "kernels.hpp"
+#include "onednn_support.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -38,11 +39,6 @@ struct CachedMatmul {
 // its work split when it builds one).
 using MatmulKey = std::array<int64_t, 9>;
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 // [batch or 1, rows, columns] of a row-major matrix, or of its transpose
 // (stored [columns, rows]: oneDNN reads it through the acb layout).
 memory::desc matrix_batch(int64_t batch, int64_t rows, int64_t columns, bool transposed) {
@@ -56,10 +52,8 @@ std::shared_ptr<const CachedMatmul> build(const MatmulKey& key) {
   cached->a = matrix_batch(a_batched ? batch : 1, m, k, transpose_a != 0);
   cached->b = matrix_batch(b_batched ? batch : 1, k, n, transpose_b != 0);
   cached->y = matrix_batch(batch, m, n, false);
-  dnnl::primitive_attr attributes;
-  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(cached->a, cached->b, cached->y), attributes,
-                                                 cpu_engine());
+  const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(cached->a, cached->b, cached->y),
+                                                 user_scratchpad(), onednn_engine());
   cached->primitive = dnnl::matmul(description);
   cached->scratchpad = description.scratchpad_desc();
   return cached;
@@ -83,14 +77,12 @@ void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t
   try {
     const std::shared_ptr<const CachedMatmul> cached =
         cached_matmul({transpose_a, transpose_b, batch, m, n, k, a_batched, b_batched, omp_get_max_threads()});
-    const dnnl::engine& engine = cpu_engine();
-    thread_local dnnl::stream stream(engine);
-    thread_local std::vector<uint8_t> scratchpad;
-    scratchpad.resize(std::max<size_t>(cached->scratchpad.get_size(), 1));
+    const dnnl::engine& engine = onednn_engine();
+    dnnl::stream& stream = onednn_stream();
     cached->primitive.execute(stream, {{DNNL_ARG_SRC, memory(cached->a, engine, const_cast<float*>(a))},
                                        {DNNL_ARG_WEIGHTS, memory(cached->b, engine, const_cast<float*>(b))},
                                        {DNNL_ARG_DST, memory(cached->y, engine, y)},
-                                       {DNNL_ARG_SCRATCHPAD, memory(cached->scratchpad, engine, scratchpad.data())}});
+                                       {DNNL_ARG_SCRATCHPAD, onednn_scratchpad(cached->scratchpad)}});
     stream.wait();
   } catch (const dnnl::error& error) {
     fail(ACCEL_STATUS_INTERNAL, std::string("oneDNN matmul: ") + error.what());

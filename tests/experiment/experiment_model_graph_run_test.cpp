@@ -47,14 +47,28 @@ fs::path write_file(const fs::path& folder, const std::string& name, const std::
   return file;
 }
 
-const char* kTraining = R"(data: {source: synthetic, shape: [8, 8, 1], classes: 10, samples: 256, batch: 16}
-training:
+const std::string kTrainingSection = R"(training:
   optimizer: {sgd: {learning_rate: 0.05}}
   loss: {sparse_categorical_crossentropy: {from_logits: true}}
   metrics: [accuracy]
   epochs: 1
   steps_per_epoch: 4
   seed: 3
+)";
+const std::string kTraining =
+    "data: {source: synthetic, shape: [8, 8, 1], classes: 10, samples: 256, batch: 16}\n" + kTrainingSection;
+
+// Compare runs on the CPU: compiled (the default there), eager, and
+// MirroredStrategy over two logical CPUs.
+const std::string kCpuCompareRuns = R"(compare:
+  - name: one_cpu
+    device: /CPU:0
+  - name: one_cpu_eager
+    device: /CPU:0
+    training: {jit_compile: false}
+  - name: two_cpus
+    devices: [{device: CPU, logical_devices: [{}, {}]}]
+    strategy: {mirrored: {devices: [/CPU:0, /CPU:1], cross_device_ops: ring}}
 )";
 
 TEST(ModelGraphRuns, AResidualGraphTrainsOnEveryBackendAndStrategy) {
@@ -71,17 +85,7 @@ model:
       - global_average_pooling2d: {name: pool, inputs: residual}
       - dense: {name: logits, units: 10, inputs: pool}
     outputs: logits
-)") + kTraining + R"(
-compare:
-  - name: one_cpu
-    device: /CPU:0
-  - name: one_cpu_eager
-    device: /CPU:0
-    training: {jit_compile: false}
-  - name: two_cpus
-    devices: [{device: CPU, logical_devices: [{}, {}]}]
-    strategy: {mirrored: {devices: [/CPU:0, /CPU:1], cross_device_ops: ring}}
-  - name: v4_8
+)") + kTraining + kCpuCompareRuns + R"(  - name: v4_8
     strategy: {tpu: {tpu: sim://v4-8}}
   - name: tpu_device
     device: /TPU:0
@@ -184,22 +188,7 @@ model:
       - dense: {name: aux, units: 10, inputs: meta}
     outputs: [head, aux]
 data: {source: synthetic, classes: 10, samples: 256, batch: 16}
-training:
-  optimizer: {sgd: {learning_rate: 0.05}}
-  loss: {sparse_categorical_crossentropy: {from_logits: true}}
-  epochs: 1
-  steps_per_epoch: 4
-  seed: 3
-compare:
-  - name: one_cpu
-    device: /CPU:0
-  - name: one_cpu_eager
-    device: /CPU:0
-    training: {jit_compile: false}
-  - name: two_cpus
-    devices: [{device: CPU, logical_devices: [{}, {}]}]
-    strategy: {mirrored: {devices: [/CPU:0, /CPU:1], cross_device_ops: ring}}
-)");
+)" + kTrainingSection + kCpuCompareRuns);
   const json document = run_experiment(file, out);
   for (const char* name : {"one_cpu", "one_cpu_eager", "two_cpus"}) {
     const json& run = run_named(document, name);

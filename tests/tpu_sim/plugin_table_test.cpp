@@ -341,9 +341,10 @@ TEST(TpuSimTable, HbmIsSharedByTheLogicalDevicesOfACore) {
   system.api()->buffer_free(other_core, c);
 }
 
-// Runs y = op(x) on `device`; returns the HBM bytes its report gives.
+// Runs y = op(x) on `device` (with `attributes`, for a fusion); returns the
+// HBM bytes its report gives.
 double run_unary(const EmulatedSystem& system, AccelDevice* device, AccelOp op, const DeviceTensor& x,
-                 const DeviceTensor& y) {
+                 const DeviceTensor& y, const void* attributes = nullptr) {
   AccelOpCall call{};
   call.struct_size = sizeof(call);
   call.op = op;
@@ -351,6 +352,7 @@ double run_unary(const EmulatedSystem& system, AccelDevice* device, AccelOp op, 
   call.inputs = &x.tensor;
   call.num_outputs = 1;
   call.outputs = &y.tensor;
+  call.attributes = attributes;
   g_reports.clear();
   EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
   return g_reports.empty() ? -1.0 : g_reports.back().bytes_accessed;
@@ -409,15 +411,7 @@ std::pair<AccelOpProfile, std::string> fusion_then_neg(
   program.instructions = instructions;
   program.num_outputs = 1;
   program.outputs = &output;
-  AccelOpCall call{};
-  call.struct_size = sizeof(call);
-  call.op = ACCEL_OP_FUSED_ELEMENTWISE;
-  call.num_inputs = 1;
-  call.inputs = &x.tensor;
-  call.num_outputs = 1;
-  call.outputs = &y.tensor;
-  call.attributes = &program;
-  EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
+  run_unary(system, device, ACCEL_OP_FUSED_ELEMENTWISE, x, y, &program);
   g_details.clear();
   run_unary(system, device, ACCEL_OP_NEG, y, z);
   std::pair<AccelOpProfile, std::string> result{g_reports.empty() ? AccelOpProfile{} : g_reports.back(),

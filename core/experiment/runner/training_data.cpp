@@ -41,7 +41,7 @@ Tensor shaped_for_model(const Tensor& x, const std::vector<int64_t>& input_shape
   return x.reshape(Shape(dims));
 }
 
-// The examples of a one-input model, as every source gives them.
+// The examples of a one-input model, as the image sources give them.
 struct OneInput {
   Tensor train_x;
   Tensor train_y;
@@ -50,7 +50,7 @@ struct OneInput {
   std::vector<std::string> notes;
 };
 
-OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& input_shape, std::optional<uint64_t> seed) {
+OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& input_shape) {
   DeviceScope on_host("/CPU:0");
   OneInput result;
   const bool normalize = !option(data, "normalize") || option(data, "normalize")->as_bool();
@@ -74,16 +74,6 @@ OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& inpu
       result.test_x = ops::cast(*result.test_x, DType::kFloat32);
     }
     if (test_split) result.notes.push_back("data.split is test: trained and evaluated on the test split");
-  } else if (data.source == "synthetic") {
-    const int64_t samples = option(data, "samples") ? option(data, "samples")->as_int() : 1024;
-    const int64_t classes = data.classes.value_or(10);
-    std::vector<int64_t> dims{samples};
-    dims.insert(dims.end(), data.example_shape.begin(), data.example_shape.end());
-    const uint64_t base_seed = seed.value_or(0);
-    result.train_x = ops::random_uniform(Shape(dims), base_seed);
-    result.train_y = ops::cast(ops::random_uniform(Shape{samples}, base_seed + 1, 0.0, static_cast<double>(classes)),
-                               DType::kInt32);
-    result.notes.push_back("synthetic data: random examples and labels, no test split (accuracy is chance level)");
   } else {
     throw UnimplementedError(fmt::format("data source '{}' is not supported by the runner yet", data.source));
   }
@@ -169,6 +159,31 @@ void read_csv_ends(const DataConfig& data, const ModelEnds& ends, TrainingData& 
   }
 }
 
+// Synthetic data: a random tensor per input of its shape (token ids below
+// the vocabulary of the embedding an int32 input feeds, checked at load)
+// and random labels per output.
+void make_synthetic_ends(const DataConfig& data, const ModelEnds& ends, std::optional<uint64_t> seed,
+                         TrainingData& result) {
+  const int64_t samples = option(data, "samples") ? option(data, "samples")->as_int() : 1024;
+  const double classes = static_cast<double>(data.classes.value_or(10));
+  const uint64_t base_seed = seed.value_or(0);
+  for (size_t i = 0; i < ends.inputs.size(); ++i) {
+    std::vector<int64_t> dims{samples};
+    dims.insert(dims.end(), ends.inputs[i].shape.begin(), ends.inputs[i].shape.end());
+    if (ends.inputs[i].dtype == "int32") {
+      const double vocabulary = static_cast<double>(ends.vocabularies[i].value_or(1));
+      result.train_x.push_back(
+          ops::cast(ops::random_uniform(Shape(dims), base_seed + 2 * i, 0.0, vocabulary), DType::kInt32));
+    } else {
+      result.train_x.push_back(ops::random_uniform(Shape(dims), base_seed + 2 * i));
+    }
+  }
+  for (size_t j = 0; j < ends.outputs.size(); ++j) {
+    result.train_y.push_back(
+        ops::cast(ops::random_uniform(Shape{samples}, base_seed + 2 * j + 1, 0.0, classes), DType::kInt32));
+  }
+}
+
 }  // namespace
 
 ModelEnds model_ends(const ModelConfig& model, const DataConfig& data, const std::vector<int64_t>& input_shape) {
@@ -187,38 +202,20 @@ ModelEnds model_ends(const ModelConfig& model, const DataConfig& data, const std
 
 TrainingData load_training_data(const DataConfig& data, const ModelEnds& ends, std::optional<uint64_t> seed) {
   TrainingData result;
-  const bool several = ends.inputs.size() > 1 || ends.outputs.size() > 1;
-  if (data.source == "csv" || (several && data.source == "synthetic")) {
+  if (data.source == "csv" || data.source == "synthetic") {
     DeviceScope on_host("/CPU:0");
     if (data.source == "csv") {
       read_csv_ends(data, ends, result);
       result.notes.push_back("csv data: no test split; evaluation is skipped");
     } else {
-      const int64_t samples = option(data, "samples") ? option(data, "samples")->as_int() : 1024;
-      const int64_t classes = data.classes.value_or(10);
-      const uint64_t base_seed = seed.value_or(0);
-      for (size_t i = 0; i < ends.inputs.size(); ++i) {
-        std::vector<int64_t> dims{samples};
-        dims.insert(dims.end(), ends.inputs[i].shape.begin(), ends.inputs[i].shape.end());
-        if (ends.inputs[i].dtype == "int32") {  // token ids below the embedding's vocabulary (checked at load)
-          const double vocabulary = static_cast<double>(ends.vocabularies[i].value_or(1));
-          result.train_x.push_back(
-              ops::cast(ops::random_uniform(Shape(dims), base_seed + 2 * i, 0.0, vocabulary), DType::kInt32));
-        } else {
-          result.train_x.push_back(ops::random_uniform(Shape(dims), base_seed + 2 * i));
-        }
-      }
-      for (size_t j = 0; j < ends.outputs.size(); ++j) {
-        result.train_y.push_back(ops::cast(
-            ops::random_uniform(Shape{samples}, base_seed + 2 * j + 1, 0.0, static_cast<double>(classes)), DType::kInt32));
-      }
+      make_synthetic_ends(data, ends, seed, result);
       result.notes.push_back("synthetic data: random examples and labels, no test split (accuracy is chance level)");
     }
     finish(data, result);
     return result;
   }
   // One input (the sources' examples), labels shared by every output.
-  OneInput single = load_one_input(data, ends.inputs.front().shape, seed);
+  OneInput single = load_one_input(data, ends.inputs.front().shape);
   result.train_x.push_back(std::move(single.train_x));
   if (single.test_x) result.test_x.push_back(std::move(*single.test_x));
   for (size_t j = 0; j < ends.outputs.size(); ++j) {

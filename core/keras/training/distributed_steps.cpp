@@ -15,6 +15,7 @@
 #include <accel/placement.hpp>
 
 #include "../utils/constant_like.hpp"
+#include "output_losses.hpp"
 
 #include <algorithm>
 
@@ -215,17 +216,20 @@ Tensor Model::compute_loss(const Tensor& /*x*/, const Tensor& y, const Tensor& y
 
 namespace {
 
-// One replica's part of a step on lists: its rows, each output's
-// predictions and (unscaled) loss.
-struct ReplicaListResult {
-  int64_t rows = 0;
-  std::vector<Tensor> predictions;
-  std::vector<Tensor> losses;
-};
-
 std::vector<Tensor> part_range(const data::Element& part, size_t begin, size_t end) {
   const std::vector<Tensor>& components = part.components();
   return {components.begin() + static_cast<std::ptrdiff_t>(begin), components.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+// Output `output`'s rows from every replica (`by_replica[r]`: replica r's
+// outputs, empty where it had no rows), on the host in replica order.
+Tensor gather_output(DistributedTraining& strategy, const Model& model, size_t output,
+                     const std::vector<std::vector<Tensor>>& by_replica) {
+  std::vector<Tensor> blocks;
+  for (const std::vector<Tensor>& replica : by_replica) blocks.push_back(replica.empty() ? Tensor() : replica[output]);
+  const LayerShape& shape = model.outputs()[output].shape();
+  fill_empty_predictions(blocks, {shape.begin() + 1, shape.end()});
+  return strategy.gather_replica_rows(blocks);
 }
 
 }  // namespace
@@ -236,26 +240,21 @@ Logs Model::distributed_step_on_lists(const std::vector<Tensor>& x, const std::v
   std::vector<Tensor> global = x;
   global.insert(global.end(), y.begin(), y.end());
   const std::vector<data::Element> parts = strategy.split_batch(data::Element(std::move(global)));
-  std::vector<ReplicaListResult> results(parts.size());
+  // Each replica's predictions and (unscaled) losses, one per output; empty without rows.
+  std::vector<std::vector<Tensor>> predictions_by_replica(parts.size()), losses_by_replica(parts.size());
   strategy.run_replicas([&](int replica) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
     const std::vector<Tensor> part_x = part_range(part, 0, x.size());
     const std::vector<Tensor> part_y = part_range(part, x.size(), part.size());
-    ReplicaListResult& result = results[static_cast<size_t>(replica)];
-    result.rows = rows_of(part_x.front());
     const std::vector<Variable> weights = trainable_weights();
     std::vector<Tensor> gradients(weights.size());
-    if (result.rows > 0) {
+    if (rows_of(part_x.front()) > 0) {
       GradientTape tape;
-      result.predictions = call_outputs(part_x, training);
-      for (size_t output = 0; output < result.predictions.size(); ++output) {
-        result.losses.push_back((*loss_)(part_y[output], result.predictions[output]));
-      }
-      if (training) {
-        Tensor total = result.losses.front();
-        for (size_t output = 1; output < result.losses.size(); ++output) total = ops::add(total, result.losses[output]);
-        gradients = tape.gradient(scale_for_replicas(total, strategy), weights);
-      }
+      std::vector<Tensor>& predictions = predictions_by_replica[static_cast<size_t>(replica)];
+      predictions = call_outputs(part_x, training);
+      const detail::OutputLosses losses = detail::output_losses(*loss_, part_y, predictions);
+      losses_by_replica[static_cast<size_t>(replica)] = losses.each;
+      if (training) gradients = tape.gradient(scale_for_replicas(losses.total, strategy), weights);
     }
     if (!training) return;
     // Every replica hands every weight to the all-reduce: zeros where it had
@@ -274,22 +273,13 @@ Logs Model::distributed_step_on_lists(const std::vector<Tensor>& x, const std::v
   std::vector<Tensor> predictions(output_count), losses(output_count), targets;
   double total_loss = 0;
   for (size_t output = 0; output < output_count; ++output) {
-    std::vector<Tensor> replica_predictions, loss_rows;
-    for (const ReplicaListResult& result : results) {
-      const bool has = result.rows > 0;
-      replica_predictions.push_back(has ? result.predictions[output] : Tensor());
-      loss_rows.push_back(loss_row(has ? result.losses[output] : Tensor(), has ? result.rows : 0));
+    predictions[output] = gather_output(strategy, *this, output, predictions_by_replica);
+    std::vector<Tensor> replica_losses;
+    for (const std::vector<Tensor>& replica : losses_by_replica) {
+      replica_losses.push_back(replica.empty() ? Tensor() : replica[output]);
     }
-    const LayerShape& shape = outputs()[output].shape();
-    fill_empty_predictions(replica_predictions, {shape.begin() + 1, shape.end()});
-    predictions[output] = strategy.gather_replica_rows(replica_predictions);
-    const std::vector<float> gathered = strategy.gather_replica_rows(loss_rows).to_vector<float>();
-    double sum = 0, rows = 0;
-    for (size_t index = 0; index + 1 < gathered.size(); index += 2) {
-      sum += gathered[index];
-      rows += gathered[index + 1];
-    }
-    const double mean = rows > 0 ? sum / rows : 0.0;
+    const GatheredLoss gathered = gather_losses(strategy, parts, replica_losses);
+    const double mean = gathered.rows > 0 ? gathered.total / gathered.rows : 0.0;
     total_loss += mean;
     losses[output] = Tensor::scalar<float>(static_cast<float>(mean), host_device());
     targets.push_back(y[output].to(host_device()));
@@ -302,20 +292,14 @@ Logs Model::distributed_step_on_lists(const std::vector<Tensor>& x, const std::v
 std::vector<Tensor> Model::distributed_predict_on_lists(const std::vector<Tensor>& x) {
   DistributedTraining& strategy = *distribution_;
   const std::vector<data::Element> parts = strategy.split_batch(data::Element(x));
-  std::vector<std::vector<Tensor>> replica_predictions(parts.size());
+  std::vector<std::vector<Tensor>> by_replica(parts.size());
   strategy.run_replicas([&](int replica) {
     const data::Element& part = parts[static_cast<size_t>(replica)];
-    if (rows_of(part[0]) > 0) replica_predictions[static_cast<size_t>(replica)] = call_outputs(part.components(), false);
+    if (rows_of(part[0]) > 0) by_replica[static_cast<size_t>(replica)] = call_outputs(part.components(), false);
   });
   std::vector<Tensor> predictions;
   for (size_t output = 0; output < outputs().size(); ++output) {
-    std::vector<Tensor> blocks;
-    for (const std::vector<Tensor>& replica : replica_predictions) {
-      blocks.push_back(replica.empty() ? Tensor() : replica[output]);
-    }
-    const LayerShape& shape = outputs()[output].shape();
-    fill_empty_predictions(blocks, {shape.begin() + 1, shape.end()});
-    predictions.push_back(strategy.gather_replica_rows(blocks));
+    predictions.push_back(gather_output(strategy, *this, output, by_replica));
   }
   return predictions;
 }

@@ -9,6 +9,7 @@
 #include <accel/ops.hpp>
 
 #include "../utils/constant_like.hpp"
+#include "output_losses.hpp"
 
 #include <map>
 #include <set>
@@ -84,19 +85,16 @@ void Model::update_output_metrics(const std::vector<Tensor>& y_true, const std::
 Logs Model::train_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
   require_compiled("training");
   std::vector<Tensor> y_pred;
-  std::vector<Tensor> losses;
-  Tensor total_loss;
+  detail::OutputLosses losses;
   std::vector<Variable> weights;
   std::vector<Tensor> gradients;
   {
     GradientTape tape;
     y_pred = call_outputs(x, /*training=*/true);
-    for (size_t output = 0; output < y_pred.size(); ++output) losses.push_back((*loss_)(y[output], y_pred[output]));
-    total_loss = losses.front();
-    for (size_t output = 1; output < losses.size(); ++output) total_loss = ops::add(total_loss, losses[output]);
+    losses = detail::output_losses(*loss_, y, y_pred);
     // Listed after the call, as train_step does.
     weights = trainable_weights();
-    gradients = tape.gradient(total_loss, weights);
+    gradients = tape.gradient(losses.total, weights);
   }
   std::vector<std::pair<Tensor, Variable>> gradients_and_variables;
   gradients_and_variables.reserve(weights.size());
@@ -104,18 +102,15 @@ Logs Model::train_step_on_lists(const std::vector<Tensor>& x, const std::vector<
     gradients_and_variables.emplace_back(gradients[index], weights[index]);
   }
   optimizer_->apply_gradients(gradients_and_variables);
-  update_output_metrics(y, y_pred, losses, total_loss);
+  update_output_metrics(y, y_pred, losses.each, losses.total);
   return metric_results();
 }
 
 Logs Model::test_step_on_lists(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
   require_compiled("evaluation");
   const std::vector<Tensor> y_pred = call_outputs(x, /*training=*/false);
-  std::vector<Tensor> losses;
-  for (size_t output = 0; output < y_pred.size(); ++output) losses.push_back((*loss_)(y[output], y_pred[output]));
-  Tensor total_loss = losses.front();
-  for (size_t output = 1; output < losses.size(); ++output) total_loss = ops::add(total_loss, losses[output]);
-  update_output_metrics(y, y_pred, losses, total_loss);
+  const detail::OutputLosses losses = detail::output_losses(*loss_, y, y_pred);
+  update_output_metrics(y, y_pred, losses.each, losses.total);
   return metric_results();
 }
 
