@@ -59,6 +59,8 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
   statistics.pooling_gradients_simplified = simplify_pooling_gradients(graph);
   if (jit_compile) {
     const FusionSupport support = FusionSupport::of_devices();
+    statistics.broadcasts_forwarded = forward_broadcasts(graph);
+    sink_reshapes(graph);
     const FusionStatistics epilogues = fuse_epilogues(graph, support);
     const FusionStatistics elementwise = fuse_elementwise(graph, support);
     statistics.fusions = epilogues.fusions + elementwise.fusions;

@@ -70,6 +70,24 @@ void Graph::replace_uses(ValueId from, ValueId to) {
   }
 }
 
+void Graph::reorder_nodes(const std::vector<int32_t>& order) {
+  if (order.size() != nodes.size()) throw InternalError("graph: a node order must name every node once");
+  std::vector<Node> reordered;
+  reordered.reserve(nodes.size());
+  std::vector<bool> taken(nodes.size(), false);
+  for (int32_t index : order) {
+    if (index < 0 || static_cast<size_t>(index) >= nodes.size() || taken[static_cast<size_t>(index)]) {
+      throw InternalError("graph: a node order must name every node once");
+    }
+    taken[static_cast<size_t>(index)] = true;
+    reordered.push_back(std::move(nodes[static_cast<size_t>(index)]));
+  }
+  nodes = std::move(reordered);
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    for (ValueId output : nodes[index].outputs) values[static_cast<size_t>(output)].producer = static_cast<int32_t>(index);
+  }
+}
+
 void Graph::erase_nodes(const std::vector<bool>& removed) {
   // Which values stay: parameters always (they are the signature), results,
   // every input and output of a kept node.

@@ -118,6 +118,9 @@ class Graph {
   // Removes nodes marked in `removed` and values nothing defines or reads any
   // longer, renumbering both.
   void erase_nodes(const std::vector<bool>& removed);
+  // Puts the nodes in `order` (a permutation of their indices), keeping
+  // values as they are; the caller keeps every read after its definition.
+  void reorder_nodes(const std::vector<int32_t>& order);
   // Replaces every read of `from` (inputs and results) by `to`.
   void replace_uses(ValueId from, ValueId to);
 

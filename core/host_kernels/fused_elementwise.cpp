@@ -148,6 +148,14 @@ std::unique_ptr<ReductionRule> rule_for(AccelOp reduce_op) {
 struct BlockScratch {
   std::vector<uint64_t> storage;  // kFusedBlock elements of 8 bytes per step
   BlockValue values[ACCEL_FUSED_MAX_INSTRUCTIONS];
+  // What a LOAD step's slot holds when it gathered a pattern repeated across
+  // rows (a per-channel scale over rows of channels): the same for every
+  // block that starts at the same column, so later blocks reuse it. Cleared
+  // when a walk starts (the inputs of another call may differ).
+  struct Gathered {
+    const void* source = nullptr;
+    int64_t rows = 0, length = 0;
+  } gathered[ACCEL_FUSED_MAX_INSTRUCTIONS];
 
   static BlockScratch& for_steps(size_t steps) {
     thread_local BlockScratch scratch;
@@ -331,6 +339,7 @@ class FusedExecutor {
     if (begin >= end) return;
     const auto& layout = plan_.layout;
     BlockScratch& scratch = BlockScratch::for_steps(plan_.steps.size());
+    std::fill(std::begin(scratch.gathered), std::end(scratch.gathered), BlockScratch::Gathered{});
     const int64_t inner = layout.inner();
     const int row_axis = layout.rank - 2;  // -1: one run
     int64_t column = begin % inner;
@@ -359,7 +368,8 @@ class FusedExecutor {
     }
   }
 
-  void load_block(const FusedStep& step, const Block& block, void* slot, BlockValue& value) const {
+  void load_block(const FusedStep& step, const Block& block, void* slot, BlockValue& value,
+                  BlockScratch::Gathered& gathered) const {
     const HostTensor& input = inputs_[static_cast<size_t>(step.input)];
     const int64_t inner_step = plan_.layout.inner_step(step.input);
     const int64_t row_stride = block.rows > 1 ? block.row_strides[step.input] : 0;
@@ -370,9 +380,14 @@ class FusedExecutor {
     if ((repeated || contiguous) && step.zero_copy) {
       value.data = source;
     } else if (repeated || contiguous) {
+      gathered = {};
       step.load(source, inner_step, slot, repeated ? 1 : block.count());
       value.data = slot;
+    } else if (row_stride == 0 && gathered.source == source && gathered.rows == block.rows &&
+               gathered.length == block.length) {
+      value.data = slot;  // gathered for an earlier block
     } else {  // a pattern that repeats across rows (a bias): gather row by row
+      gathered = {row_stride == 0 ? source : nullptr, block.rows, block.length};
       for (int64_t row = 0; row < block.rows; ++row) {
         step.load(source + row * row_stride * step.stored_size, inner_step,
                   static_cast<char*>(slot) + row * block.length * step.compute_size, block.length);
@@ -393,7 +408,7 @@ class FusedExecutor {
                              block.position * step.compute_size;
       switch (step.kind) {
         case ACCEL_FUSED_LOAD:
-          load_block(step, block, slot, value);
+          load_block(step, block, slot, value, scratch.gathered[index]);
           break;
         case ACCEL_FUSED_CONSTANT:
           value = {step.constant, true};

@@ -306,10 +306,20 @@ class Planner {
                   std::to_string(i) + " " + describe(inputs_[i]) +
                   "; an output may only be the same tensor as an input of its shape and dtype");
         }
-        // The input is read before its block is written, never in place.
+        // Written in place: a block's loads all run before its outputs are
+        // stored (the output is never computed into directly, see
+        // choose_direct_outputs), so the input may still be read where it
+        // lies, unless an output stores or reduces the loaded value itself:
+        // outputs are stored and reduced one after another, after the
+        // in-place store may have overwritten it.
         aliased_outputs_[j] = true;
-        for (FusedStep& step : plan_.steps) {
-          if (step.kind == ACCEL_FUSED_LOAD && step.input == static_cast<int32_t>(i)) step.zero_copy = false;
+        for (size_t index = 0; index < plan_.steps.size(); ++index) {
+          FusedStep& step = plan_.steps[index];
+          if (step.kind != ACCEL_FUSED_LOAD || step.input != static_cast<int32_t>(i)) continue;
+          const bool output_reads_it = std::any_of(plan_.outputs.begin(), plan_.outputs.end(), [&](const auto& output) {
+            return output.value == static_cast<int32_t>(index);
+          });
+          if (output_reads_it) step.zero_copy = false;
         }
       }
     }

@@ -2,8 +2,10 @@
 #include "onednn_support.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <vector>
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <new>
 
 namespace accel::host_kernels::detail {
 
@@ -23,10 +25,22 @@ dnnl::primitive_attr user_scratchpad() {
   return attributes;
 }
 
-dnnl::memory onednn_scratchpad(const dnnl::memory::desc& description) {
-  thread_local std::vector<uint8_t> bytes;
-  bytes.resize(std::max<size_t>(description.get_size(), 1));
-  return dnnl::memory(description, onednn_engine(), bytes.data());
+dnnl::memory onednn_thread_memory(const dnnl::memory::desc& description, ThreadBuffer buffer) {
+  constexpr size_t kAlignment = 64;
+  struct Buffer {
+    std::unique_ptr<void, decltype(&std::free)> data{nullptr, &std::free};
+    size_t size = 0;
+  };
+  thread_local std::array<Buffer, static_cast<size_t>(ThreadBuffer::kCount)> buffers;
+  Buffer& chosen = buffers[static_cast<size_t>(buffer)];
+  const size_t wanted = std::max<size_t>(description.get_size(), 1);
+  if (chosen.size < wanted) {
+    const size_t size = (wanted + kAlignment - 1) / kAlignment * kAlignment;
+    chosen.data.reset(std::aligned_alloc(kAlignment, size));
+    if (!chosen.data) throw std::bad_alloc();
+    chosen.size = size;
+  }
+  return dnnl::memory(description, onednn_engine(), chosen.data.get());
 }
 
 }  // namespace accel::host_kernels::detail

@@ -368,6 +368,31 @@ TEST(FusedElementwise, AnOutputMayBeWrittenOverItsInput) {
   expect_bitwise_equal(outputs[2], expected[2], "copy of the input");
 }
 
+TEST(FusedElementwise, AnInputWrittenInPlaceIsReadWhereItLies) {
+  // No output stores or reduces the loaded input itself, so it is read in
+  // place (no copy per block) and still every load of a block comes before
+  // its in-place store; a per-channel broadcast input is gathered once.
+  Tensor x = random_tensor(F32, {64, 7, 32}, -2, 2, 22);
+  Tensor original = copy_of(x);
+  Tensor v = random_tensor(F32, {64, 7, 32}, -2, 2, 23);
+  Tensor scale = random_tensor(F32, {32}, -2, 2, 24);
+  Program program({64, 7, 32});
+  const int vx = program.load(0, F32);
+  const int scaled = program.op(ACCEL_OP_MUL, F32, {vx, program.load(2, F32)});
+  const int product = program.op(ACCEL_OP_MUL, F32, {program.op(ACCEL_OP_RELU, F32, {scaled}), program.load(1, F32)});
+  program.output(program.op(ACCEL_OP_ADD, F32, {product, vx}));
+  program.output(product, ACCEL_OP_REDUCE_SUM, {0, 1});
+  std::vector<Tensor> outputs = make_outputs(program);
+  std::vector<HostTensor> in{x.view(), v.view(), scale.view()};
+  std::vector<HostTensor> out{x.view(), outputs[1].view()};
+  host_kernels::execute(ACCEL_OP_FUSED_ELEMENTWISE, in, out, &program.attributes());
+  std::vector<Tensor> expected = run_unfused(program, {&original, &v, &scale});
+  expect_bitwise_equal(x, expected[0], "in place");
+  std::vector<double> sums;
+  for (int64_t i = 0; i < expected[1].count(); ++i) sums.push_back(expected[1].value(i));
+  expect_close(outputs[1], sums, 1e-6);  // summed in another order than REDUCE_SUM's
+}
+
 TEST(FusedElementwise, ReportsItsFloatOperationsAndClaimsEveryDtype) {
   Program program({10, 3});
   const int vx = program.load(0, F32);

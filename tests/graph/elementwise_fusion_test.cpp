@@ -167,6 +167,84 @@ TEST(ElementwiseFusion, AReductionAfterAnotherReaderMovesUpToTheFusion) {
   EXPECT_EQ(graph.results[1], graph.nodes[0].outputs[1]);
 }
 
+TEST(ElementwiseFusion, ASiblingReductionJoinsTheGroupThatLoadsItsValue) {
+  // A batch norm's gradient: sum(dy) and sum(dy * x) over the same dy, which
+  // no group computes (a convolution gradient in a real step). The plain sum
+  // moves down into the fusion that loads dy: one pass over dy, not two.
+  GraphBuilder builder(testing::cpu_device());
+  const ValueId dy = builder.parameter({4, 3, 8});
+  const ValueId x = builder.parameter({4, 3, 8});
+  const ValueId dy_sum = builder.reduce(ACCEL_OP_REDUCE_SUM, dy, {0, 1});
+  const ValueId dy_x_sum = builder.reduce(ACCEL_OP_REDUCE_SUM, builder.binary(ACCEL_OP_MUL, dy, x), {0, 1});
+  builder.result(builder.binary(ACCEL_OP_ADD, dy_sum, dy_x_sum));
+  Graph& graph = builder.graph;
+  const Graph reference = graph;
+
+  EXPECT_EQ(fuse_elementwise(graph, testing::support_everything()).fusions, 1);
+  expect_all_well_formed(graph);
+  ASSERT_EQ(testing::ops_of(graph), (std::vector<int32_t>{ACCEL_OP_FUSED_ELEMENTWISE, ACCEL_OP_ADD}));
+  const Node& fused = graph.nodes[0];
+  EXPECT_EQ(fused.label, "Fusion(Sum+Mul+Sum)");
+  EXPECT_EQ(fused.inputs, (std::vector<ValueId>{dy, x}));
+  ASSERT_EQ(fused.outputs.size(), 2u);  // the two sums (values are renumbered)
+  EXPECT_EQ(graph.nodes[1].inputs, fused.outputs);
+  const FusedProgram& program = *fused.program;
+  EXPECT_EQ(program.instructions[static_cast<size_t>(program.outputs[0].value)].kind, ACCEL_FUSED_LOAD);
+  const std::vector<Tensor> arguments{testing::random_tensor({4, 3, 8}, 7), testing::random_tensor({4, 3, 8}, 8)};
+  testing::expect_same_results(testing::run_graph(graph, arguments), testing::run_graph(reference, arguments));
+}
+
+TEST(ElementwiseFusion, ASiblingReductionReadBeforeTheGroupStaysAlone) {
+  GraphBuilder builder(device());
+  const ValueId dy = builder.parameter({4, 8});
+  const ValueId dy_sum = builder.reduce(ACCEL_OP_REDUCE_SUM, dy, {0});
+  const ValueId scaled = builder.unary(ACCEL_OP_NEG, dy_sum);  // read before the group below
+  const ValueId gradient = builder.binary(ACCEL_OP_MUL, builder.binary(ACCEL_OP_MUL, dy, dy), scaled);
+  builder.result(builder.reduce(ACCEL_OP_REDUCE_SUM, gradient, {0}));
+  Graph& graph = builder.graph;
+
+  fuse_elementwise(graph, testing::support_everything());
+  expect_all_well_formed(graph);
+  EXPECT_EQ(graph.nodes[0].op, ACCEL_OP_REDUCE_SUM);
+}
+
+TEST(ElementwiseFusion, ABroadcastIntoTheIterationShapeIsLoadedFromItsSource) {
+  // A mean's gradient: BroadcastTo(c) scaled by a constant, then times x. The
+  // fusion loads c, broadcast by its layout; the full-size broadcast goes.
+  GraphBuilder builder(testing::cpu_device());
+  const ValueId c = builder.parameter({1, 1, 4});
+  const ValueId x = builder.parameter({2, 3, 4});
+  const ValueId wide = builder.op(ACCEL_OP_BROADCAST_TO, {c}, {2, 3, 4});
+  const ValueId scaled = builder.binary(ACCEL_OP_MUL, wide, builder.constant(Tensor::scalar(0.25f)));
+  builder.result(builder.binary(ACCEL_OP_MUL, scaled, x));
+  Graph& graph = builder.graph;
+  const Graph reference = graph;
+
+  EXPECT_EQ(fuse_elementwise(graph, testing::support_everything()).fusions, 1);
+  eliminate_dead_code(graph);
+  expect_all_well_formed(graph);
+  ASSERT_EQ(testing::ops_of(graph), std::vector<int32_t>{ACCEL_OP_FUSED_ELEMENTWISE});
+  EXPECT_EQ(graph.nodes[0].inputs, (std::vector<ValueId>{c, x}));
+  const std::vector<Tensor> arguments{testing::random_tensor({1, 1, 4}, 9), testing::random_tensor({2, 3, 4}, 10)};
+  testing::expect_same_results(testing::run_graph(graph, arguments), testing::run_graph(reference, arguments));
+}
+
+TEST(ElementwiseFusion, ABroadcastWhoseSourceIsWrittenBeforeTheFusionIsNotLoadedFromIt) {
+  GraphBuilder builder(device());
+  const ValueId x = builder.parameter({3, 4});
+  const ValueId variable = builder.capture({4});
+  const ValueId wide = builder.op(ACCEL_OP_BROADCAST_TO, {variable}, {3, 4});
+  builder.sgd_update(variable, builder.parameter({4}));
+  builder.result(builder.unary(ACCEL_OP_NEG, builder.binary(ACCEL_OP_MUL, wide, x)));
+  Graph& graph = builder.graph;
+
+  fuse_elementwise(graph, testing::support_everything());
+  expect_all_well_formed(graph);
+  for (const Node* fused : fusions_of(graph)) {
+    EXPECT_EQ(std::count(fused->inputs.begin(), fused->inputs.end(), variable), 0) << "reads the updated variable";
+  }
+}
+
 TEST(ElementwiseFusion, AValueOnlyReducedIsNotWritten) {
   GraphBuilder builder(device());
   const ValueId x = builder.parameter({4, 8});

@@ -24,7 +24,9 @@
 //     never across a write;
 //   - no op reads a reduction made in the same group;
 //   - the program fits ACCEL_FUSED_MAX_INSTRUCTIONS / _INPUTS / _OUTPUTS.
-// One-element constants become CONSTANT instructions, not inputs.
+// One-element constants become CONSTANT instructions, not inputs. A
+// BROADCAST_TO to the iteration shape is read as a load of its source (the
+// load broadcasts), unless the source is written in place in between.
 //
 // A group of one elementwise op is left alone unless it gains a reduction:
 // it would write the same bytes as the op does, so a fusion would buy
@@ -85,13 +87,18 @@ class ElementwiseFuser {
       : graph_(graph), support_(support), uses_(graph), group_of_node_(graph.nodes.size(), -1) {}
 
   FusionStatistics run() {
+    std::vector<int32_t> reductions;
     for (size_t index = 0; index < graph_.nodes.size(); ++index) {
       const Node& node = graph_.nodes[index];
       if (fusible_elementwise(node)) {
         add_elementwise(static_cast<int32_t>(index));
       } else if (fusible_reduction(node)) {
         add_reduction(static_cast<int32_t>(index));
+        reductions.push_back(static_cast<int32_t>(index));
       }
+    }
+    for (int32_t reduction : reductions) {
+      if (group_of_node_[static_cast<size_t>(reduction)] < 0) add_sibling_reduction(reduction);
     }
     return emit();
   }
@@ -141,6 +148,28 @@ class ElementwiseFuser {
     if (is_reduction(node(defined.producer).op)) return -1;
     const int32_t group = group_of_node_[static_cast<size_t>(defined.producer)];
     return group >= 0 && groups_[static_cast<size_t>(group)].alive ? group : -1;
+  }
+
+  // What a fusion over `iteration` loads for `id`: the source of a
+  // BROADCAST_TO to exactly that shape (a load broadcasts its input into the
+  // iteration shape, so the elements are the same, and the full-size
+  // broadcast is neither written nor read), else `id` itself.
+  ValueId loaded_value(ValueId id, const Shape& iteration) const {
+    const Value& read = value(id);
+    if (read.kind != ValueKind::kNodeOutput || read.shape != iteration) return id;
+    const Node& producer = node(read.producer);
+    if (producer.op != ACCEL_OP_BROADCAST_TO || producer.inputs.size() != 1) return id;
+    const Value& source = value(producer.inputs[0]);
+    if (source.device != read.device || source.dtype != read.dtype || source.shape.rank() > iteration.rank()) return id;
+    return producer.inputs[0];
+  }
+
+  // The iteration shape of a group's nodes: any elementwise member's output.
+  Shape iteration_shape(const std::vector<int32_t>& nodes) const {
+    for (int32_t member : nodes) {
+      if (!is_reduction(node(member).op)) return value(node(member).outputs[0]).shape;
+    }
+    return value(node(nodes.front()).inputs[0]).shape;
   }
 
   std::vector<int32_t> with_node(std::vector<int32_t> nodes, int32_t added) const {
@@ -202,6 +231,29 @@ class ElementwiseFuser {
     if (valid(grown)) assign(group, std::move(grown));
   }
 
+  // A reduction of a value no group computes (a convolution's gradient) joins
+  // a group that loads the value over the same iteration space, so one pass
+  // over memory feeds both: XLA's sibling multi-output fusion. The reduction
+  // moves to the group's place (valid() checks its readers come later).
+  void add_sibling_reduction(int32_t index) {
+    const Node& reduction = node(index);
+    const ValueId reduced = reduction.inputs[0];
+    for (size_t group = 0; group < groups_.size(); ++group) {
+      const Group& candidate = groups_[group];
+      if (!candidate.alive || candidate.device != reduction.device || candidate.shape != value(reduced).shape) continue;
+      const bool loads = std::any_of(candidate.nodes.begin(), candidate.nodes.end(), [&](int32_t member) {
+        const auto& inputs = node(member).inputs;
+        return !is_reduction(node(member).op) && std::find(inputs.begin(), inputs.end(), reduced) != inputs.end();
+      });
+      if (!loads) continue;
+      std::vector<int32_t> grown = with_node(candidate.nodes, index);
+      if (valid(grown)) {
+        assign(static_cast<int32_t>(group), std::move(grown));
+        return;
+      }
+    }
+  }
+
   void assign(int32_t group, std::vector<int32_t> nodes) {
     for (int32_t member : nodes) group_of_node_[static_cast<size_t>(member)] = group;
     groups_[static_cast<size_t>(group)].nodes = std::move(nodes);
@@ -229,6 +281,7 @@ class ElementwiseFuser {
   // Whether the fused node of `nodes` (ascending) may stand at its place.
   bool valid(const std::vector<int32_t>& nodes) const {
     const int32_t place = place_of(nodes);
+    const Shape iteration = iteration_shape(nodes);
     if (host_node_between(uses_.host_nodes, nodes.front(), place)) return false;
     for (int32_t member : nodes) {
       const Node& current = node(member);
@@ -239,6 +292,11 @@ class ElementwiseFuser {
           continue;
         }
         if (written_between(uses_.writers, storage_root(graph_, input), member, place)) return false;
+        const ValueId loaded = loaded_value(input, iteration);
+        if (loaded != input &&
+            written_between(uses_.writers, storage_root(graph_, loaded), value(input).producer, place)) {
+          return false;  // the broadcast read its source before that write; the fusion would read it after
+        }
       }
       for (ValueId output : current.outputs) {
         for (int32_t reader : uses_.readers[static_cast<size_t>(output)]) {
@@ -281,7 +339,9 @@ class ElementwiseFuser {
       compiled.program.instructions.push_back(instruction);
       return static_cast<int32_t>(compiled.program.instructions.size() - 1);
     };
-    auto operand = [&](ValueId input) {
+    const Shape iteration = iteration_shape(nodes);
+    auto operand = [&](ValueId read) {
+      const ValueId input = loaded_value(read, iteration);
       auto found = instruction_of.find(input);
       if (found != instruction_of.end()) return found->second;
       AccelFusedInstruction instruction{};
@@ -304,7 +364,7 @@ class ElementwiseFuser {
       if (is_reduction(current.op)) {
         const auto& attributes = current.attributes_as<AccelReduceAttributes>();
         AccelFusedOutput output{};
-        output.value = instruction_of.at(current.inputs[0]);
+        output.value = operand(current.inputs[0]);  // a sibling reduction's value is a load
         output.reduce_op = static_cast<AccelOp>(current.op);
         output.num_axes = attributes.num_axes;
         std::copy(attributes.axes, attributes.axes + attributes.num_axes, output.axes);

@@ -37,6 +37,17 @@ int32_t fold_constants(Graph& graph);
 // Returns the number of rewrites.
 int32_t simplify_pooling_gradients(Graph& graph);
 
+// Moves every reshape to just before its first reader (a reshape is a view:
+// where it stands changes nothing it computes). Returns the number of
+// reshapes that moved. Runs before the fusions.
+int32_t sink_reshapes(Graph& graph);
+
+// A binary elementwise op reading a BROADCAST_TO of a smaller value reads
+// that value instead where its own broadcasting gives the same output shape
+// (an exact rewrite; the broadcast is left for dead-code elimination).
+// Returns the number of operands rewritten. Runs before the fusions.
+int32_t forward_broadcasts(Graph& graph);
+
 // What the devices can run, asked by the fusion passes. of_devices() asks the
 // plugins (LogicalDevice::supports / supports_epilogue); tests pass their own.
 struct FusionSupport {

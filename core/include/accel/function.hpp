@@ -50,6 +50,7 @@ struct FunctionStatistics {
   int32_t common_subexpressions_removed = 0;
   int32_t constants_folded = 0;
   int32_t pooling_gradients_simplified = 0;  // ReLU masks and bias sums moved before MaxPoolGrad
+  int32_t broadcasts_forwarded = 0;  // operands that read a BroadcastTo's source instead (jit_compile)
   int32_t fusions = 0;        // fused kernels (elementwise and epilogues)
   int32_t ops_fused = 0;      // ops they replaced
   uint64_t fusion_bytes_saved = 0;  // intermediates no longer written and read back
