@@ -1,5 +1,7 @@
 // CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_FILTER on oneDNN
-// convolution primitives, with the epilogues of the first two.
+// convolution primitives, with the epilogues of the first two; the filter
+// gradient of a convolution over one input channel runs as a direct loop
+// instead (filter_gradient.cpp).
 //
 // Activations stay in accel's NHWC layout and oneDNN reads them in place
 // through memory descriptors (except around Winograd, below); filters (small)
@@ -83,6 +85,18 @@ constexpr int64_t kWinogradChannels = 16;
 // may switch it, e.g. a test comparing with TensorFlow's direct kernels.
 bool winograd_enabled() {
   const char* setting = std::getenv("ACCEL_CPU_WINOGRAD");
+  return setting == nullptr || std::strcmp(setting, "0") != 0;
+}
+
+// Filter gradients of convolutions with this many input channels or fewer
+// run as a direct loop (filter_gradient.cpp), faster than oneDNN's kernels
+// there (measured on the tutorial CNN's 3x3x1x32 layer, docs/PERFORMANCE.md;
+// with 3 channels the two were within noise of each other, so they stay on
+// oneDNN). ACCEL_CPU_DIRECT_FILTER_GRADIENT=0 sends every one to oneDNN.
+constexpr int64_t kDirectFilterGradientChannels = 1;
+
+bool direct_filter_gradient_enabled() {
+  const char* setting = std::getenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT");
   return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
 
@@ -293,7 +307,7 @@ const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const Prim
 }  // namespace
 
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const HostTensor& y,
-            const AccelConv2dAttributes& attributes, const Epilogue& epilogue) {
+            const AccelConv2dAttributes& attributes, const Epilogue& epilogue, EpilogueRounding rounding) {
   const ConvGeometry g = geometry_of(op, first, second, y, attributes);
   if (element_count(y) == 0) return;
   if (element_count(first) == 0 || element_count(second) == 0) {  // nothing to sum: zeros
@@ -301,8 +315,17 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     apply_epilogue(epilogue, y);
     return;
   }
+  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && g.channels <= kDirectFilterGradientChannels &&
+      direct_filter_gradient_enabled()) {
+    const DirectFilterGradient direct{g.batch,    g.height,   g.width,      g.channels,   g.filter_h,
+                                      g.filter_w, g.filters,  g.out_h,      g.out_w,      g.stride_h,
+                                      g.stride_w, g.dilation_h, g.dilation_w, g.pad_top, g.pad_left};
+    direct_filter_gradient(direct, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
+    return;
+  }
   limit_openmp_threads_on_this_thread();
-  const PrimitiveEpilogue in_primitive = primitive_epilogue_of(op, epilogue);
+  const bool epilogue_in_primitive = op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest;
+  const PrimitiveEpilogue in_primitive = epilogue_in_primitive ? primitive_epilogue_of(op, epilogue) : PrimitiveEpilogue{};
   try {
     const CachedConv& cached = cached_primitive(op, g, in_primitive);
     const Descriptors d = descriptors_of(g);
@@ -352,7 +375,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
   } catch (const dnnl::error& error) {
     fail(ACCEL_STATUS_INTERNAL, std::string("oneDNN: ") + error.what());
   }
-  apply_epilogue(epilogue, y, /*skip_bias_and_activation=*/op == ACCEL_OP_CONV2D);
+  apply_epilogue(epilogue, y, /*skip_bias_and_activation=*/epilogue_in_primitive);
 }
 
 }  // namespace accel::host_kernels::detail

@@ -252,7 +252,8 @@ bool needs_staging(AccelOp op, AccelDType dtype) {
   return float_math && (dtype == ACCEL_DTYPE_BF16 || dtype == ACCEL_DTYPE_F16);
 }
 
-void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor> out, const void* attributes) {
+void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor> out, const void* attributes,
+         EpilogueRounding rounding) {
   switch (op) {
     case ACCEL_OP_MATMUL: {
       static const AccelMatmulAttributes no_transposes{sizeof(AccelMatmulAttributes), 0, 0, 0, {}};
@@ -264,7 +265,7 @@ void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor>
     case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT: case ACCEL_OP_CONV2D_BACKWARD_FILTER: {
       const AccelConv2dAttributes& geometry = attributes_as<AccelConv2dAttributes>(attributes, kConv2dAttributes10);
       const Epilogue epilogue = bind_epilogue(op, epilogue_request(op, attributes), in.subspan(2), out[0]);
-      return conv2d(op, in[0], in[1], out[0], geometry, epilogue);
+      return conv2d(op, in[0], in[1], out[0], geometry, epilogue, rounding);
     }
     case ACCEL_OP_FUSED_ELEMENTWISE:
       return fused_elementwise(in, out, attributes_as<AccelFusedElementwiseAttributes>(attributes));
@@ -369,16 +370,16 @@ bool supports(AccelOp op, AccelDType dtype) noexcept {
 }
 
 void execute(AccelOp op, std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
-             const void* attributes) {
+             const void* attributes, EpilogueRounding rounding) {
   try {
     check_operands(op, inputs, outputs, attributes);
     if (needs_staging(op, principal_dtype(op, inputs, outputs))) {
       F32Staging staging(inputs, outputs);
-      run(op, staging.inputs(), staging.outputs(), attributes);
+      run(op, staging.inputs(), staging.outputs(), attributes, rounding);
       staging.write_back(is_in_place(op));
       return;
     }
-    run(op, inputs, outputs, attributes);
+    run(op, inputs, outputs, attributes, rounding);
   } catch (const sdk::PluginError& error) {
     throw sdk::PluginError(error.code(), describe_call(op, inputs, outputs) + ": " + error.what());
   }

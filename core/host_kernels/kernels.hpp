@@ -54,7 +54,19 @@ void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t
 // epilogue of CONV2D / CONV2D_BACKWARD_INPUT. `attributes` may be a struct
 // from before 1.2: only the geometry is read from it.
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second,
-            const HostTensor& y, const AccelConv2dAttributes& attributes, const Epilogue& epilogue);
+            const HostTensor& y, const AccelConv2dAttributes& attributes, const Epilogue& epilogue,
+            EpilogueRounding rounding);
+
+// filter_gradient.cpp: CONV2D_BACKWARD_FILTER as a direct loop, for few
+// input channels (convolution.cpp decides). x [N, H, W, C], dy [N, OH, OW, K],
+// gradient [R, S, C, K].
+struct DirectFilterGradient {
+  int64_t batch, height, width, channels;
+  int64_t filter_h, filter_w, filters;
+  int64_t out_h, out_w;
+  int64_t stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+};
+void direct_filter_gradient(const DirectFilterGradient& geometry, const float* x, const float* dy, float* gradient);
 
 // fused_elementwise.cpp: FUSED_ELEMENTWISE, its program checked by fused_program.cpp.
 void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,

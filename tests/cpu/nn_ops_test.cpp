@@ -2,7 +2,11 @@
 // optimizer updates against naive loops; also the thread limit.
 #include "test_tensor.hpp"
 
+#include <bit>
+#include <cstdlib>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 namespace accel::test {
 namespace {
@@ -85,44 +89,54 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
       {1, 9, 9, 2, 3, 3, 2, attrs(1, 1, 2, 2, 2, 2, 2, 2)},   // dilation
       {3, 28, 28, 1, 3, 3, 32, attrs(1, 1, 1, 1, 0, 0, 0, 0)}, // the tutorial's first layer
       {1, 1, 1, 1, 1, 1, 1, attrs(1, 1, 1, 1, 0, 0, 0, 0)},   // one element
+      {9, 7, 8, 1, 3, 2, 13, attrs(2, 1, 1, 2, 1, 2, 2, 0)},  // one channel: blocks of images, a partial vector
+      {2, 6, 6, 1, 5, 5, 40, attrs(1, 1, 1, 1, 2, 2, 2, 2)},  // one channel: 25 taps, 32 + 8 filters, padding
   };
-  for (const auto& c : cases) {
-    const auto& a = c.attributes;
-    const int64_t oh = out_size(c.h, c.r, a.stride_h, a.dilation_h, a.pad_top, a.pad_bottom);
-    const int64_t ow = out_size(c.w, c.s, a.stride_w, a.dilation_w, a.pad_left, a.pad_right);
-    Tensor x = random_tensor(ACCEL_DTYPE_F32, {c.n, c.h, c.w, c.c}, -1, 1, 1);
-    Tensor f = random_tensor(ACCEL_DTYPE_F32, {c.r, c.s, c.c, c.k}, -1, 1, 2);
-    Tensor dy = random_tensor(ACCEL_DTYPE_F32, {c.n, oh, ow, c.k}, -1, 1, 3);
-    Tensor y(ACCEL_DTYPE_F32, {c.n, oh, ow, c.k}), dx(ACCEL_DTYPE_F32, x.shape()), df(ACCEL_DTYPE_F32, f.shape());
-    run(ACCEL_OP_CONV2D, {&x, &f}, {&y}, &a);
-    run(ACCEL_OP_CONV2D_BACKWARD_INPUT, {&dy, &f}, {&dx}, &a);
-    run(ACCEL_OP_CONV2D_BACKWARD_FILTER, {&x, &dy}, {&df}, &a);
-    std::vector<double> ey(static_cast<size_t>(y.count()), 0.0), edx(static_cast<size_t>(x.count()), 0.0),
-        edf(static_cast<size_t>(f.count()), 0.0);
-    for (int64_t n = 0; n < c.n; ++n)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j)
-          for (int64_t r = 0; r < c.r; ++r)
-            for (int64_t s = 0; s < c.s; ++s) {
-              const int64_t h = i * a.stride_h - a.pad_top + r * a.dilation_h;
-              const int64_t w = j * a.stride_w - a.pad_left + s * a.dilation_w;
-              if (h < 0 || h >= c.h || w < 0 || w >= c.w) continue;
-              for (int64_t ch = 0; ch < c.c; ++ch)
-                for (int64_t k = 0; k < c.k; ++k) {
-                  const int64_t xi = ((n * c.h + h) * c.w + w) * c.c + ch;
-                  const int64_t fi = ((r * c.s + s) * c.c + ch) * c.k + k;
-                  const int64_t yi = ((n * oh + i) * ow + j) * c.k + k;
-                  ey[yi] += x.value(xi) * f.value(fi);
-                  edx[xi] += dy.value(yi) * f.value(fi);
-                  edf[fi] += x.value(xi) * dy.value(yi);
-                }
-            }
-    SCOPED_TRACE(::testing::Message() << "conv " << c.n << "x" << c.h << "x" << c.w << "x" << c.c << " filter "
-                                      << c.r << "x" << c.s << "x" << c.k);
-    expect_close(y, ey, 1e-4);
-    expect_close(dx, edx, 1e-4);
-    expect_close(df, edf, 1e-4);
+  // The filter gradient over one input channel runs as a direct loop
+  // (filter_gradient.cpp); ACCEL_CPU_DIRECT_FILTER_GRADIENT=0 sends it to
+  // oneDNN, which must agree too.
+  for (const char* direct_filter_gradient : {"1", "0"}) {
+    ::setenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT", direct_filter_gradient, 1);
+    for (const auto& c : cases) {
+      const auto& a = c.attributes;
+      const int64_t oh = out_size(c.h, c.r, a.stride_h, a.dilation_h, a.pad_top, a.pad_bottom);
+      const int64_t ow = out_size(c.w, c.s, a.stride_w, a.dilation_w, a.pad_left, a.pad_right);
+      Tensor x = random_tensor(ACCEL_DTYPE_F32, {c.n, c.h, c.w, c.c}, -1, 1, 1);
+      Tensor f = random_tensor(ACCEL_DTYPE_F32, {c.r, c.s, c.c, c.k}, -1, 1, 2);
+      Tensor dy = random_tensor(ACCEL_DTYPE_F32, {c.n, oh, ow, c.k}, -1, 1, 3);
+      Tensor y(ACCEL_DTYPE_F32, {c.n, oh, ow, c.k}), dx(ACCEL_DTYPE_F32, x.shape()), df(ACCEL_DTYPE_F32, f.shape());
+      run(ACCEL_OP_CONV2D, {&x, &f}, {&y}, &a);
+      run(ACCEL_OP_CONV2D_BACKWARD_INPUT, {&dy, &f}, {&dx}, &a);
+      run(ACCEL_OP_CONV2D_BACKWARD_FILTER, {&x, &dy}, {&df}, &a);
+      std::vector<double> ey(static_cast<size_t>(y.count()), 0.0), edx(static_cast<size_t>(x.count()), 0.0),
+          edf(static_cast<size_t>(f.count()), 0.0);
+      for (int64_t n = 0; n < c.n; ++n)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j)
+            for (int64_t r = 0; r < c.r; ++r)
+              for (int64_t s = 0; s < c.s; ++s) {
+                const int64_t h = i * a.stride_h - a.pad_top + r * a.dilation_h;
+                const int64_t w = j * a.stride_w - a.pad_left + s * a.dilation_w;
+                if (h < 0 || h >= c.h || w < 0 || w >= c.w) continue;
+                for (int64_t ch = 0; ch < c.c; ++ch)
+                  for (int64_t k = 0; k < c.k; ++k) {
+                    const int64_t xi = ((n * c.h + h) * c.w + w) * c.c + ch;
+                    const int64_t fi = ((r * c.s + s) * c.c + ch) * c.k + k;
+                    const int64_t yi = ((n * oh + i) * ow + j) * c.k + k;
+                    ey[yi] += x.value(xi) * f.value(fi);
+                    edx[xi] += dy.value(yi) * f.value(fi);
+                    edf[fi] += x.value(xi) * dy.value(yi);
+                  }
+              }
+      SCOPED_TRACE(::testing::Message() << "direct filter gradient " << direct_filter_gradient << ", conv " << c.n
+                                        << "x" << c.h << "x" << c.w << "x" << c.c << " filter " << c.r << "x"
+                                        << c.s << "x" << c.k);
+      expect_close(y, ey, 1e-4);
+      expect_close(dx, edx, 1e-4);
+      expect_close(df, edf, 1e-4);
+    }
   }
+  ::unsetenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT");
 }
 
 TEST(Conv2d, InconsistentOutputShapeIsInvalidArgument) {
@@ -189,49 +203,67 @@ TEST(Pooling, MaxAndAvgWithPaddingAndTheirGradients) {
   }
 }
 
-// 2x2 windows that tile the image take a faster path (each cell written
-// once); it must give what the general loop gives on the same windows: the
-// gradient at the first maximum, ties to the first, NaN never a maximum, and
-// a window of only NaN or -inf giving its first cell the gradient. The
-// general loop runs on the same image with one more row, which no window
-// covers (so the windows no longer tile it).
-TEST(Pooling, TiledMaxPoolGradientEqualsTheGeneralLoop) {
+// Windows that tile the image take faster paths (each dx cell written once;
+// 2x2 windows, the usual pooling, in one pass over the channels, forward and
+// backward); they must give what the general loops give on the same windows:
+// the maximum with NaN never taken, the gradient at the first maximum, ties
+// to the first, and a window of only NaN or -inf giving its first cell the
+// gradient. The general loops run on the same image with one more row, which
+// no window covers (so the windows no longer tile it).
+TEST(Pooling, TiledMaxPoolEqualsTheGeneralLoop) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  const AccelPoolAttributes a{sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0};
-  const int64_t n = 2, h = 4, w = 6, c = 5;
-  Tensor tiled_x = random_tensor(ACCEL_DTYPE_F32, {n, h, w, c}, -1, 1, 11);
-  for (int64_t i = 0; i < tiled_x.count(); i += 3) tiled_x.set(i, 0.0);  // relu's ties
-  auto at = [&](int64_t image, int64_t row, int64_t col, int64_t channel) {
-    return ((image * h + row) * w + col) * c + channel;
-  };
-  for (int64_t row = 0; row < 2; ++row)
-    for (int64_t col = 0; col < 2; ++col) {
-      tiled_x.at<float>(at(0, row, col, 0)) = 0.5f;                        // four-way tie
-      tiled_x.at<float>(at(0, row, col, 1)) = (row + col == 0) ? nan : -2.0f;  // NaN first, then ties
-      tiled_x.at<float>(at(0, row, col, 2)) = -inf;                        // no maximum
-      tiled_x.at<float>(at(0, row, col, 3)) = (row == 1) ? nan : -inf;     // only NaN and -inf
+  for (int32_t window : {2, 3}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    const AccelPoolAttributes a{sizeof(AccelPoolAttributes), window, window, window, window, 0, 0, 0, 0};
+    const int64_t n = 2, h = 2 * window, w = 3 * window, c = 37;  // 37: a vector's worth and a remainder
+    Tensor tiled_x = random_tensor(ACCEL_DTYPE_F32, {n, h, w, c}, -1, 1, 11);
+    for (int64_t i = 0; i < tiled_x.count(); i += 3) tiled_x.set(i, 0.0);  // relu's ties
+    auto at = [&](int64_t image, int64_t row, int64_t col, int64_t channel) {
+      return ((image * h + row) * w + col) * c + channel;
+    };
+    for (int64_t row = 0; row < window; ++row)
+      for (int64_t col = 0; col < window; ++col) {
+        tiled_x.at<float>(at(0, row, col, 0)) = 0.5f;                             // all-way tie
+        tiled_x.at<float>(at(0, row, col, 1)) = (row + col == 0) ? nan : -2.0f;  // NaN first, then ties
+        tiled_x.at<float>(at(0, row, col, 2)) = -inf;                             // no maximum
+        tiled_x.at<float>(at(0, row, col, 3)) = (row == 1) ? nan : -inf;          // only NaN and -inf
+        tiled_x.at<float>(at(0, row, col, 4)) = (row == window - 1 && col == window - 1) ? 3.0f : 0.0f;  // last
+      }
+    Tensor untiled_x(ACCEL_DTYPE_F32, {n, h + 1, w, c});
+    for (int64_t image = 0; image < n; ++image) {
+      std::copy_n(tiled_x.data<float>() + image * h * w * c, h * w * c,
+                  untiled_x.data<float>() + image * (h + 1) * w * c);
+      std::fill_n(untiled_x.data<float>() + (image * (h + 1) + h) * w * c, w * c, 9.0f);  // covered by no window
     }
-  Tensor untiled_x(ACCEL_DTYPE_F32, {n, h + 1, w, c});
-  for (int64_t image = 0; image < n; ++image) {
-    std::copy_n(tiled_x.data<float>() + image * h * w * c, h * w * c, untiled_x.data<float>() + image * (h + 1) * w * c);
-    std::fill_n(untiled_x.data<float>() + (image * (h + 1) + h) * w * c, w * c, 9.0f);  // covered by no window
-  }
-  Tensor dy = random_tensor(ACCEL_DTYPE_F32, {n, h / 2, w / 2, c}, -1, 1, 12);
-  Tensor tiled_dx(ACCEL_DTYPE_F32, tiled_x.shape()), untiled_dx(ACCEL_DTYPE_F32, untiled_x.shape());
-  std::fill_n(tiled_dx.data<float>(), tiled_dx.count(), 7.0f);  // every cell must be written
-  run(ACCEL_OP_MAX_POOL_BACKWARD, {&tiled_x, &dy}, {&tiled_dx}, &a);
-  run(ACCEL_OP_MAX_POOL_BACKWARD, {&untiled_x, &dy}, {&untiled_dx}, &a);
-  for (int64_t image = 0; image < n; ++image) {
-    for (int64_t i = 0; i < h * w * c; ++i) {
-      ASSERT_EQ(tiled_dx.at<float>(image * h * w * c + i), untiled_dx.at<float>(image * (h + 1) * w * c + i))
-          << "image " << image << " element " << i;
+    Tensor dy = random_tensor(ACCEL_DTYPE_F32, {n, h / window, w / window, c}, -1, 1, 12);
+    Tensor tiled_y(ACCEL_DTYPE_F32, dy.shape()), untiled_y(ACCEL_DTYPE_F32, dy.shape());
+    run(ACCEL_OP_MAX_POOL, {&tiled_x}, {&tiled_y}, &a);
+    run(ACCEL_OP_MAX_POOL, {&untiled_x}, {&untiled_y}, &a);
+    for (int64_t i = 0; i < dy.count(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(tiled_y.at<float>(i)), std::bit_cast<uint32_t>(untiled_y.at<float>(i)))
+          << "output " << i;
     }
-    for (int64_t i = 0; i < w * c; ++i) EXPECT_EQ(untiled_dx.at<float>((image * (h + 1) + h) * w * c + i), 0.0f);
+    EXPECT_EQ(tiled_y.at<float>(2), -inf);
+    EXPECT_EQ(tiled_y.at<float>(4), 3.0f);
+
+    Tensor tiled_dx(ACCEL_DTYPE_F32, tiled_x.shape()), untiled_dx(ACCEL_DTYPE_F32, untiled_x.shape());
+    std::fill_n(tiled_dx.data<float>(), tiled_dx.count(), 7.0f);  // every cell must be written
+    run(ACCEL_OP_MAX_POOL_BACKWARD, {&tiled_x, &dy}, {&tiled_dx}, &a);
+    run(ACCEL_OP_MAX_POOL_BACKWARD, {&untiled_x, &dy}, {&untiled_dx}, &a);
+    for (int64_t image = 0; image < n; ++image) {
+      for (int64_t i = 0; i < h * w * c; ++i) {
+        ASSERT_EQ(tiled_dx.at<float>(image * h * w * c + i), untiled_dx.at<float>(image * (h + 1) * w * c + i))
+            << "image " << image << " element " << i;
+      }
+      for (int64_t i = 0; i < w * c; ++i) EXPECT_EQ(untiled_dx.at<float>((image * (h + 1) + h) * w * c + i), 0.0f);
+    }
+    EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 0)), dy.at<float>(0));  // the tie goes to the first cell
+    EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 1, 1)), dy.at<float>(1));  // NaN skipped: the first -2
+    EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 2)), dy.at<float>(2));  // all -inf: the first cell
+    EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 3)), dy.at<float>(3));
+    EXPECT_EQ(tiled_dx.at<float>(at(0, window - 1, window - 1, 4)), dy.at<float>(4));  // the last cell's maximum
+    EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 4)), 0.0f);
   }
-  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 0)), dy.at<float>(0));      // the tie goes to the first cell
-  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 1, 1)), dy.at<float>(1));      // NaN skipped: the first -2
-  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 2)), dy.at<float>(2));      // all -inf: the first cell
-  EXPECT_EQ(tiled_dx.at<float>(at(0, 0, 0, 3)), dy.at<float>(3));
 }
 
 TEST(Optimizers, SgdPlainMomentumAndNesterov) {

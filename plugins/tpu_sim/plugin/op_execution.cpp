@@ -4,7 +4,8 @@
 //    MXU ops (MATMUL, CONV2D and both convolution gradients) first round
 //    their float32 / float16 inputs to bfloat16 (round to nearest even) into
 //    per-thread scratch buffers that are reused, then run the float32 kernel,
-//    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32.
+//    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32,
+//    and so do epilogues, after the accumulation (EpilogueRounding::kAsPlainOps).
 //    A timing-only system (tpu_sim.values=none) skips this part.
 //  - Timing: op_costing gives the op's cycles, with the inputs the core's
 //    on-chip residency still holds read from VMEM or CMEM; the op starts where the
@@ -127,7 +128,12 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
       round_operand_to_bf16(inputs[0], 0);
       round_operand_to_bf16(inputs[1], 1);
     }
-    host_kernels::execute(call.op, inputs.span(), outputs.span(), call.attributes);
+    // An epilogue runs on the vector unit after the MXU has accumulated, so
+    // it rounds as the plain ops would: a compiled step computes what the
+    // same step computes op by op (bf16 inputs turn a last-bit difference
+    // into a visible one).
+    host_kernels::execute(call.op, inputs.span(), outputs.span(), call.attributes,
+                          host_kernels::EpilogueRounding::kAsPlainOps);
   }
   if (residency != ResidencyMode::kOff) core.residency.record_written(written, fused);
 

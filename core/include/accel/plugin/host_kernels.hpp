@@ -36,12 +36,20 @@ bool supports(AccelOp op, AccelDType dtype) noexcept;
 // bits) / `activation` (accel_plugin.h, since 1.2); flags 0 is the plain op.
 bool supports_epilogue(AccelOp op, AccelDType dtype, int32_t epilogue_flags, AccelOp activation) noexcept;
 
+// How an epilogue's bias and activation round (accel_plugin.h, since 1.2).
+// kFastest: where oneDNN can, inside the primitive's accumulation (CONV2D:
+// one pass over the output; results differ from the plain ops by rounding).
+// kAsPlainOps: after the product is rounded to its dtype, bit for bit what
+// the plain ADD and activation ops give -- what a TPU's vector unit does
+// after the MXU's accumulation, and so what the emulated TPU asks for.
+enum class EpilogueRounding { kFastest, kAsPlainOps };
+
 // Runs one op. The caller has allocated the outputs with their final shapes.
 // Optimizer updates (SGD/ADAM/RMSPROP_UPDATE) write their inputs in place.
 // Throws accel::sdk::PluginError (InvalidArgument or Unimplemented) with a
 // message naming the op, the dtypes and the shapes.
 void execute(AccelOp op, std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
-             const void* attributes);
+             const void* attributes, EpilogueRounding rounding = EpilogueRounding::kFastest);
 
 // Useful floating-point operations of one call (2*M*N*K for a matmul, the
 // same for a convolution and its gradients), 0 for ops not counted.
