@@ -91,19 +91,29 @@ inline void max_of_window_2x2(const float* __restrict x_top, const float* __rest
   }
 }
 
+// Calls visit(top, bottom, window) for each 2x2 window of output rows
+// [begin, end) when such windows tile the image: `top` and `bottom` are the
+// offsets of its two rows' first cells in x, `window` its index in y.
+template <typename Visit>
+inline void for_each_window_2x2(const PoolGeometry& g, int64_t begin, int64_t end, const Visit& visit) {
+  const int64_t row_stride = g.width * g.channels;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t n = row / g.out_h, oh = row % g.out_h;
+    const int64_t first = ((n * g.height + 2 * oh) * g.width) * g.channels;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const int64_t top = first + 2 * ow * g.channels;
+      visit(top, top + row_stride, row * g.out_w + ow);
+    }
+  }
+}
+
 // MAX_POOL rows when 2x2 windows tile the image (the usual pooling, the
 // tutorial CNN's).
 ACCEL_VECTOR_CLONES void max_pool_rows_2x2(const PoolGeometry& g, const float* x_data, float* y_data, int64_t begin,
                                            int64_t end) {
-  const int64_t c_count = g.channels, row_stride = g.width * c_count;
-  for (int64_t row = begin; row < end; ++row) {
-    const int64_t n = row / g.out_h, oh = row % g.out_h;
-    const int64_t first = ((n * g.height + 2 * oh) * g.width) * c_count;
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      const int64_t top = first + 2 * ow * c_count;
-      max_of_window_2x2(x_data + top, x_data + top + row_stride, y_data + (row * g.out_w + ow) * c_count, c_count);
-    }
-  }
+  for_each_window_2x2(g, begin, end, [&](int64_t top, int64_t bottom, int64_t window) {
+    max_of_window_2x2(x_data + top, x_data + bottom, y_data + window * g.channels, g.channels);
+  });
 }
 
 bool windows_tile_the_image(const PoolGeometry& g, const AccelPoolAttributes& attributes) {
@@ -263,16 +273,10 @@ inline void max_pool_gradient_of_window_2x2(const float* __restrict x_top, const
 ACCEL_VECTOR_CLONES void max_pool_backward_tiled_2x2(const PoolGeometry& g, const float* x_data,
                                                      const float* dy_data, float* dx_data, int64_t begin,
                                                      int64_t end) {
-  const int64_t c_count = g.channels, row_stride = g.width * c_count;
-  for (int64_t row = begin; row < end; ++row) {
-    const int64_t n = row / g.out_h, oh = row % g.out_h;
-    const int64_t first = ((n * g.height + 2 * oh) * g.width) * c_count;
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      const int64_t top = first + 2 * ow * c_count, bottom = top + row_stride;
-      max_pool_gradient_of_window_2x2(x_data + top, x_data + bottom, dy_data + (row * g.out_w + ow) * c_count,
-                                      dx_data + top, dx_data + bottom, c_count);
-    }
-  }
+  for_each_window_2x2(g, begin, end, [&](int64_t top, int64_t bottom, int64_t window) {
+    max_pool_gradient_of_window_2x2(x_data + top, x_data + bottom, dy_data + window * g.channels, dx_data + top,
+                                    dx_data + bottom, g.channels);
+  });
 }
 
 }  // namespace
