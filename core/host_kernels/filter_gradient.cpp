@@ -30,7 +30,7 @@ namespace {
 constexpr int64_t kImagesPerBlock = 4;  // 4 x 26 x 26 x 32 floats of output gradient: 346 KB
 constexpr int64_t kLanes = 8;           // filters per vector
 constexpr int kGroupVectors = 4;        // vectors of filters per pass: 32 filters, one 128-byte cell
-constexpr int64_t kTapsPerPass = 3;      // most taps per pass (3 x 4 accumulators in registers)
+constexpr int64_t kTapsPerPass = 3;     // most taps per pass (3 x 4 accumulators in registers)
 typedef float Vector __attribute__((vector_size(kLanes * sizeof(float))));
 
 // Where each tap reads, relative to the window's top-left input cell.
