@@ -52,15 +52,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-// Everything that defines one convolution, with x/filter/y in forward terms.
-struct ConvGeometry {
-  int64_t batch, height, width, channels;          // x: [N, H, W, C]
-  int64_t filter_h, filter_w, filters;             // filter: [R, S, C, K]
-  int64_t out_h, out_w;                            // y: [N, OH, OW, K]
-  int64_t stride_h, stride_w, dilation_h, dilation_w;
-  int64_t pad_top, pad_bottom, pad_left, pad_right;
-
-};
 
 // What a primitive computes beyond the convolution itself: CONV2D's bias and
 // activation (ACCEL_OP_MATMUL, 0, for none).
@@ -317,10 +308,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
   }
   if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && g.channels <= kDirectFilterGradientChannels &&
       direct_filter_gradient_enabled()) {
-    const DirectFilterGradient direct{g.batch,    g.height,   g.width,      g.channels,   g.filter_h,
-                                      g.filter_w, g.filters,  g.out_h,      g.out_w,      g.stride_h,
-                                      g.stride_w, g.dilation_h, g.dilation_w, g.pad_top, g.pad_left};
-    direct_filter_gradient(direct, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
+    direct_filter_gradient(g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     return;
   }
   limit_openmp_threads_on_this_thread();

@@ -38,7 +38,7 @@ struct Taps {
   std::vector<int64_t> row, column, channel, offset;
 };
 
-Taps taps_of(const DirectFilterGradient& g) {
+Taps taps_of(const ConvGeometry& g) {
   Taps taps;
   for (int64_t r = 0; r < g.filter_h; ++r)
     for (int64_t s = 0; s < g.filter_w; ++s)
@@ -72,7 +72,7 @@ __attribute__((always_inline)) inline Vector load_filters(const float* dy_cell, 
 // (the last vector `last_lanes` wide) over images [first, last), added into
 // `gradient` ([taps][K]).
 template <int Count, int Vectors, bool WholeLast>
-ACCEL_VECTOR_CLONES void sum_pass(const DirectFilterGradient& g, const Taps& taps, const float* x, const float* dy,
+ACCEL_VECTOR_CLONES void sum_pass(const ConvGeometry& g, const Taps& taps, const float* x, const float* dy,
                                   float* gradient, int64_t first, int64_t last, int64_t t0, int64_t k0,
                                   int64_t last_lanes) {
   Vector sums[Count][Vectors] = {};
@@ -148,7 +148,7 @@ void run_pass(int64_t count, int64_t vectors, Arguments... arguments) {
   }
 }
 
-void sum_block(const DirectFilterGradient& g, const Taps& taps, const float* x, const float* dy, float* gradient,
+void sum_block(const ConvGeometry& g, const Taps& taps, const float* x, const float* dy, float* gradient,
                int64_t first, int64_t last) {
   // Taps split evenly over the fewest passes (each pass reads the block's
   // output gradient once more): 7 taps as 3 + 2 + 2, not 3 + 3 + 1.
@@ -172,7 +172,7 @@ void sum_block(const DirectFilterGradient& g, const Taps& taps, const float* x, 
 
 }  // namespace
 
-void direct_filter_gradient(const DirectFilterGradient& g, const float* x, const float* dy, float* gradient) {
+void direct_filter_gradient(const ConvGeometry& g, const float* x, const float* dy, float* gradient) {
   const Taps taps = taps_of(g);
   const int64_t size = g.filter_h * g.filter_w * g.channels * g.filters;
   const int64_t blocks = (g.batch + kImagesPerBlock - 1) / kImagesPerBlock;

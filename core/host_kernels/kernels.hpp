@@ -57,16 +57,19 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second,
             const HostTensor& y, const AccelConv2dAttributes& attributes, const Epilogue& epilogue,
             EpilogueRounding rounding);
 
+// Everything that defines one convolution, with x/filter/y in forward terms.
+struct ConvGeometry {
+  int64_t batch, height, width, channels;          // x: [N, H, W, C]
+  int64_t filter_h, filter_w, filters;             // filter: [R, S, C, K]
+  int64_t out_h, out_w;                            // y: [N, OH, OW, K]
+  int64_t stride_h, stride_w, dilation_h, dilation_w;
+  int64_t pad_top, pad_bottom, pad_left, pad_right;
+};
+
 // filter_gradient.cpp: CONV2D_BACKWARD_FILTER as a direct loop, for few
 // input channels (convolution.cpp decides). x [N, H, W, C], dy [N, OH, OW, K],
 // gradient [R, S, C, K].
-struct DirectFilterGradient {
-  int64_t batch, height, width, channels;
-  int64_t filter_h, filter_w, filters;
-  int64_t out_h, out_w;
-  int64_t stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
-};
-void direct_filter_gradient(const DirectFilterGradient& geometry, const float* x, const float* dy, float* gradient);
+void direct_filter_gradient(const ConvGeometry& geometry, const float* x, const float* dy, float* gradient);
 
 // fused_elementwise.cpp: FUSED_ELEMENTWISE, its program checked by fused_program.cpp.
 void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
