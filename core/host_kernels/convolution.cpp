@@ -74,10 +74,12 @@ constexpr int64_t kWinogradChannels = 16;
 
 // Read at each lookup (a getenv, next to a map lookup) so that a process
 // may switch it, e.g. a test comparing with TensorFlow's direct kernels.
-bool winograd_enabled() {
-  const char* setting = std::getenv("ACCEL_CPU_WINOGRAD");
+bool enabled_unless_zero(const char* variable) {
+  const char* setting = std::getenv(variable);
   return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
+
+bool winograd_enabled() { return enabled_unless_zero("ACCEL_CPU_WINOGRAD"); }
 
 // Filter gradients of convolutions with this many input channels or fewer
 // run as a direct loop (filter_gradient.cpp), faster than oneDNN's kernels
@@ -86,10 +88,7 @@ bool winograd_enabled() {
 // oneDNN). ACCEL_CPU_DIRECT_FILTER_GRADIENT=0 sends every one to oneDNN.
 constexpr int64_t kDirectFilterGradientChannels = 1;
 
-bool direct_filter_gradient_enabled() {
-  const char* setting = std::getenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT");
-  return setting == nullptr || std::strcmp(setting, "0") != 0;
-}
+bool direct_filter_gradient_enabled() { return enabled_unless_zero("ACCEL_CPU_DIRECT_FILTER_GRADIENT"); }
 
 bool winograd_candidate(const ConvGeometry& g) {
   return g.filter_h == 3 && g.filter_w == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
