@@ -14,13 +14,17 @@ jobs=$(nproc)
 # OpenMP workers steal the cores their peers need (steps 5x slower measured).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 
+# Each phase prints its duration: on 2 cores the whole run must stay well
+# under CI's 90 minutes, and the builds are most of it when ccache is cold.
 run_suite() {
-  local preset=$1
+  local preset=$1 started=$SECONDS
   echo "=== ${preset}: configure and build"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
-  echo "=== ${preset}: test"
+  echo "=== ${preset}: built in $((SECONDS - started)) s; test"
+  started=$SECONDS
   ctest --preset "$preset" -j "$jobs"
+  echo "=== ${preset}: tested in $((SECONDS - started)) s"
 }
 
 run_suite default
