@@ -4,6 +4,7 @@
 // N, H, W), and a bias + sigmoid + scale chain. Median time per call at 1 and
 // 2 threads, and the speed-up of the fusion.
 #include "bench_timing.hpp"
+#include "host_tensor.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
 
@@ -14,14 +15,7 @@ namespace {
 
 using accel::host_kernels::HostTensor;
 
-HostTensor tensor(AccelDType dtype, std::vector<int64_t> shape, void* data) {
-  HostTensor result;
-  result.dtype = dtype;
-  result.rank = static_cast<int32_t>(shape.size());
-  for (size_t axis = 0; axis < shape.size(); ++axis) result.shape[axis] = shape[axis];
-  result.data = data;
-  return result;
-}
+using accel::bench::tensor;
 
 AccelFusedInstruction load(int32_t input) { return {ACCEL_FUSED_LOAD, ACCEL_OP_MATMUL, ACCEL_DTYPE_F32, {input, 0, 0}, 0.0}; }
 AccelFusedInstruction constant(double value) {

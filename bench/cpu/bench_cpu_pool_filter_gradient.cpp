@@ -12,6 +12,7 @@
 // Not a product path: no op carries this fusion yet. This program measures
 // the gain first (docs/PERFORMANCE.md, "Next levers").
 #include "bench_timing.hpp"
+#include "host_tensor.hpp"
 #include "kernel_support.hpp"
 #include "kernels.hpp"
 
@@ -30,12 +31,8 @@ namespace detail = accel::host_kernels::detail;
 constexpr int64_t kBatch = 256, kImage = 28, kOut = 26, kPooled = 13, kFilters = 32, kTaps = 9;
 constexpr int64_t kImagesPerBlock = 4;  // as filter_gradient.cpp's blocks
 
-HostTensor tensor(std::vector<int64_t> shape, float* data) {
-  HostTensor result;
-  result.rank = static_cast<int32_t>(shape.size());
-  for (size_t axis = 0; axis < shape.size(); ++axis) result.shape[axis] = shape[axis];
-  result.data = data;
-  return result;
+HostTensor tensor(const std::vector<int64_t>& shape, float* data) {
+  return accel::bench::tensor(ACCEL_DTYPE_F32, shape, data);
 }
 
 std::vector<float> random_values(int64_t count, bool non_negative) {
@@ -71,6 +68,8 @@ int main() {
     accel::host_kernels::execute(ACCEL_OP_MAX_POOL_BACKWARD, pool_inputs, {&pool_output, 1}, &pool);
     accel::host_kernels::execute(ACCEL_OP_CONV2D_BACKWARD_FILTER, filter_inputs, {&filter_output, 1}, &convolution);
   };
+  const detail::ConvGeometry block_geometry{kImagesPerBlock, kImage, kImage, 1, 3, 3, kFilters, kOut, kOut,
+                                            1, 1, 1, 1, 0, 0, 0, 0};
   auto run_blocked = [&] {
     detail::parallel_ranges(blocks, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> scratch(static_cast<size_t>(block_activation));
@@ -81,9 +80,7 @@ int main() {
                                                  pooled_gradient.data() + block * kImagesPerBlock * kPooled * kPooled * kFilters);
         detail::max_pool_backward(block_activation_tensor, block_gradient,
                                   tensor({kImagesPerBlock, kOut, kOut, kFilters}, scratch.data()), pool);
-        const detail::ConvGeometry geometry{kImagesPerBlock, kImage, kImage, 1, 3, 3, kFilters, kOut, kOut,
-                                            1, 1, 1, 1, 0, 0, 0, 0};
-        detail::direct_filter_gradient(geometry, x.data() + block * kImagesPerBlock * kImage * kImage, scratch.data(),
+        detail::direct_filter_gradient(block_geometry, x.data() + block * kImagesPerBlock * kImage * kImage, scratch.data(),
                                        block_sums.data() + block * kTaps * kFilters);
       }
     });

@@ -52,7 +52,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-
 // What a primitive computes beyond the convolution itself: CONV2D's bias and
 // activation (ACCEL_OP_MATMUL, 0, for none).
 struct PrimitiveEpilogue {
