@@ -63,9 +63,10 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
     sink_reshapes(graph);
     const FusionStatistics epilogues = fuse_epilogues(graph, support);
     const FusionStatistics elementwise = fuse_elementwise(graph, support);
-    statistics.fusions = epilogues.fusions + elementwise.fusions;
-    statistics.ops_fused = epilogues.ops_fused + elementwise.ops_fused;
-    statistics.fusion_bytes_saved = epilogues.bytes_saved + elementwise.bytes_saved;
+    const FusionStatistics pooling = fuse_pooling_into_filter_gradients(graph, support);
+    statistics.fusions = epilogues.fusions + elementwise.fusions + pooling.fusions;
+    statistics.ops_fused = epilogues.ops_fused + elementwise.ops_fused + pooling.ops_fused;
+    statistics.fusion_bytes_saved = epilogues.bytes_saved + elementwise.bytes_saved + pooling.bytes_saved;
   }
   statistics.dead_ops_removed += eliminate_dead_code(graph);
   graph.verify();

@@ -33,9 +33,26 @@ std::string epilogue_text(int32_t flags, AccelOp activation) {
   return text;
 }
 
+std::string pool_text(const AccelPoolAttributes& a) {
+  return fmt::format("window {}x{}, stride {}x{}, pad {},{},{},{}", a.window_h, a.window_w, a.stride_h, a.stride_w,
+                     a.pad_top, a.pad_bottom, a.pad_left, a.pad_right);
+}
+
 std::string attributes_text(const Node& node) {
   if (!node.has_attributes()) return "";
   switch (node.op) {
+    case ACCEL_OP_MAX_POOL:
+    case ACCEL_OP_MAX_POOL_BACKWARD:
+    case ACCEL_OP_AVG_POOL:
+    case ACCEL_OP_AVG_POOL_BACKWARD:
+      return fmt::format(" {{{}}}", pool_text(node.attributes_as<AccelPoolAttributes>()));
+    case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: {
+      const auto& a = node.attributes_as<AccelPoolFilterGradientAttributes>();
+      const AccelConv2dAttributes& c = a.convolution;
+      return fmt::format(" {{pool {}; convolution stride {}x{}, dilation {}x{}, pad {},{},{},{}}}", pool_text(a.pool),
+                         c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.pad_top, c.pad_bottom, c.pad_left,
+                         c.pad_right);
+    }
     case ACCEL_OP_MATMUL: {
       const auto& a = node.attributes_as<AccelMatmulAttributes>();
       return fmt::format(" {{transpose_a {}, transpose_b {}{}}}", a.transpose_a, a.transpose_b,

@@ -119,34 +119,6 @@ dnnl::algorithm eltwise_of(AccelOp activation) {
   }
 }
 
-ConvGeometry geometry_of(AccelOp op, const HostTensor& first, const HostTensor& second,
-                         const HostTensor& y, const AccelConv2dAttributes& attributes) {
-  const HostTensor* x = &first;
-  const HostTensor* filter = &second;
-  const HostTensor* out = &y;
-  if (op == ACCEL_OP_CONV2D_BACKWARD_INPUT) { x = &y; out = &first; }
-  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER) { filter = &y; out = &second; }
-  if (x->rank != 4 || filter->rank != 4 || out->rank != 4) invalid("convolution tensors must have rank 4");
-  ConvGeometry g{x->shape[0], x->shape[1], x->shape[2], x->shape[3], filter->shape[0], filter->shape[1],
-                 filter->shape[3], out->shape[1], out->shape[2], attributes.stride_h, attributes.stride_w,
-                 attributes.dilation_h, attributes.dilation_w, attributes.pad_top, attributes.pad_bottom,
-                 attributes.pad_left, attributes.pad_right};
-  if (filter->shape[2] != g.channels) invalid("filter input channels differ from x channels");
-  if (out->shape[0] != g.batch || out->shape[3] != g.filters) invalid("y must be [N, OH, OW, K]");
-  if (g.stride_h < 1 || g.stride_w < 1 || g.dilation_h < 1 || g.dilation_w < 1) {
-    invalid("strides and dilations must be >= 1");
-  }
-  if (g.pad_top < 0 || g.pad_bottom < 0 || g.pad_left < 0 || g.pad_right < 0) invalid("pads must be >= 0");
-  const int64_t span_h = (g.filter_h - 1) * g.dilation_h + 1, span_w = (g.filter_w - 1) * g.dilation_w + 1;
-  const int64_t expected_h = sdk::window_positions(g.height + g.pad_top + g.pad_bottom, span_h, g.stride_h);
-  const int64_t expected_w = sdk::window_positions(g.width + g.pad_left + g.pad_right, span_w, g.stride_w);
-  if (g.out_h != expected_h || g.out_w != expected_w) {
-    invalid("output spatial size " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w) +
-            " does not follow from input, filter, strides and pads (expected " +
-            std::to_string(expected_h) + "x" + std::to_string(expected_w) + ")");
-  }
-  return g;
-}
 
 struct Descriptors {
   memory::desc x, filter, y;  // the user's layouts: NHWC activations, HWIO filter
@@ -295,17 +267,49 @@ const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const Prim
 
 }  // namespace
 
+ConvGeometry convolution_geometry(AccelOp op, const HostTensor& first, const HostTensor& second,
+                                  const HostTensor& y, const AccelConv2dAttributes& attributes) {
+  const HostTensor* x = &first;
+  const HostTensor* filter = &second;
+  const HostTensor* out = &y;
+  if (op == ACCEL_OP_CONV2D_BACKWARD_INPUT) { x = &y; out = &first; }
+  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER) { filter = &y; out = &second; }
+  if (x->rank != 4 || filter->rank != 4 || out->rank != 4) invalid("convolution tensors must have rank 4");
+  ConvGeometry g{x->shape[0], x->shape[1], x->shape[2], x->shape[3], filter->shape[0], filter->shape[1],
+                 filter->shape[3], out->shape[1], out->shape[2], attributes.stride_h, attributes.stride_w,
+                 attributes.dilation_h, attributes.dilation_w, attributes.pad_top, attributes.pad_bottom,
+                 attributes.pad_left, attributes.pad_right};
+  if (filter->shape[2] != g.channels) invalid("filter input channels differ from x channels");
+  if (out->shape[0] != g.batch || out->shape[3] != g.filters) invalid("y must be [N, OH, OW, K]");
+  if (g.stride_h < 1 || g.stride_w < 1 || g.dilation_h < 1 || g.dilation_w < 1) {
+    invalid("strides and dilations must be >= 1");
+  }
+  if (g.pad_top < 0 || g.pad_bottom < 0 || g.pad_left < 0 || g.pad_right < 0) invalid("pads must be >= 0");
+  const int64_t span_h = (g.filter_h - 1) * g.dilation_h + 1, span_w = (g.filter_w - 1) * g.dilation_w + 1;
+  const int64_t expected_h = sdk::window_positions(g.height + g.pad_top + g.pad_bottom, span_h, g.stride_h);
+  const int64_t expected_w = sdk::window_positions(g.width + g.pad_left + g.pad_right, span_w, g.stride_w);
+  if (g.out_h != expected_h || g.out_w != expected_w) {
+    invalid("output spatial size " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w) +
+            " does not follow from input, filter, strides and pads (expected " +
+            std::to_string(expected_h) + "x" + std::to_string(expected_w) + ")");
+  }
+  return g;
+}
+
+bool filter_gradient_is_direct(const ConvGeometry& g) {
+  return g.channels <= kDirectFilterGradientChannels && direct_filter_gradient_enabled();
+}
+
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const HostTensor& y,
             const AccelConv2dAttributes& attributes, const Epilogue& epilogue, EpilogueRounding rounding) {
-  const ConvGeometry g = geometry_of(op, first, second, y, attributes);
+  const ConvGeometry g = convolution_geometry(op, first, second, y, attributes);
   if (element_count(y) == 0) return;
   if (element_count(first) == 0 || element_count(second) == 0) {  // nothing to sum: zeros
     std::fill_n(data_of<float>(y), element_count(y), 0.0f);
     apply_epilogue(epilogue, y);
     return;
   }
-  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && g.channels <= kDirectFilterGradientChannels &&
-      direct_filter_gradient_enabled()) {
+  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && filter_gradient_is_direct(g)) {
     direct_filter_gradient(g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     return;
   }

@@ -87,7 +87,7 @@ Arity arity_of(AccelOp op) {
     case ACCEL_OP_MATMUL: case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT:
     case ACCEL_OP_CONV2D_BACKWARD_FILTER: case ACCEL_OP_MAX_POOL_BACKWARD: case ACCEL_OP_GATHER:
       return {2, 2, 1};
-    case ACCEL_OP_SELECT: return {3, 3, 1};
+    case ACCEL_OP_SELECT: case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: return {3, 3, 1};
     case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY: return {2, 2, 2};
     case ACCEL_OP_FILL: case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL:
     case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
@@ -269,6 +269,9 @@ void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor>
     }
     case ACCEL_OP_FUSED_ELEMENTWISE:
       return fused_elementwise(in, out, attributes_as<AccelFusedElementwiseAttributes>(attributes));
+    case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER:
+      return pool_filter_gradient(in[0], in[1], in[2], out[0],
+                                  attributes_as<AccelPoolFilterGradientAttributes>(attributes), rounding);
     case ACCEL_OP_MAX_POOL: return max_pool(in[0], out[0], attributes_as<AccelPoolAttributes>(attributes));
     case ACCEL_OP_MAX_POOL_BACKWARD:
       return max_pool_backward(in[0], in[1], out[0], attributes_as<AccelPoolAttributes>(attributes));
@@ -405,6 +408,11 @@ double flops(AccelOp op, std::span<const HostTensor> inputs, std::span<const Hos
                             : op == ACCEL_OP_CONV2D_BACKWARD_INPUT ? inputs[0] : inputs[1];
       if (filter.rank != 4 || filter.shape[3] == 0) return 0.0;
       return 2.0 * count(y) * count(filter) / static_cast<double>(filter.shape[3]);
+    }
+    case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: {
+      // The filter gradient's, over the pooling input (its dy); the pooling gradient only moves values.
+      if (inputs.size() != 3 || outputs.size() != 1 || outputs[0].rank != 4 || outputs[0].shape[3] == 0) return 0.0;
+      return 2.0 * count(inputs[1]) * count(outputs[0]) / static_cast<double>(outputs[0].shape[3]);
     }
     case ACCEL_OP_FUSED_ELEMENTWISE: return fused_flops(attributes);
     default: return 0.0;

@@ -14,7 +14,9 @@
 //
 // Deterministic whatever the thread count: each block of kImagesPerBlock
 // images is summed in (image, row, column) order, and the blocks' sums are
-// added in block order.
+// added in block order. The output gradient may also be made block by block
+// just before it is summed (MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER), with
+// the same bits.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -69,12 +71,11 @@ __attribute__((always_inline)) inline Vector load_filters(const float* dy_cell, 
 }
 
 // One pass: taps [t0, t0 + Count) for filters [k0, k0 + Vectors * kLanes)
-// (the last vector `last_lanes` wide) over images [first, last), added into
-// `gradient` ([taps][K]).
+// (the last vector `last_lanes` wide) over the `images` images at x and dy,
+// added into `gradient` ([taps][K]).
 template <int Count, int Vectors, bool WholeLast>
 ACCEL_VECTOR_CLONES void sum_pass(const ConvGeometry& g, const Taps& taps, const float* x, const float* dy,
-                                  float* gradient, int64_t first, int64_t last, int64_t t0, int64_t k0,
-                                  int64_t last_lanes) {
+                                  float* gradient, int64_t images, int64_t t0, int64_t k0, int64_t last_lanes) {
   Vector sums[Count][Vectors] = {};
   int64_t offset[Count];
   for (int t = 0; t < Count; ++t) offset[t] = taps.offset[t0 + t];
@@ -88,7 +89,7 @@ ACCEL_VECTOR_CLONES void sum_pass(const ConvGeometry& g, const Taps& taps, const
     for (int v = 0; v + 1 < Vectors; ++v) filters[v] = load_filters<true>(dy_cell, k0 + v * kLanes, kLanes);
     filters[Vectors - 1] = load_filters<WholeLast>(dy_cell, k0 + (Vectors - 1) * kLanes, last_lanes);
   };
-  for (int64_t n = first; n < last; ++n) {
+  for (int64_t n = 0; n < images; ++n) {
     const float* image = x + n * g.height * g.width * g.channels;
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
       const int64_t top = oh * g.stride_h - g.pad_top;
@@ -148,8 +149,9 @@ void run_pass(int64_t count, int64_t vectors, Arguments... arguments) {
   }
 }
 
+// The `images` images at x and dy, summed into `gradient`.
 void sum_block(const ConvGeometry& g, const Taps& taps, const float* x, const float* dy, float* gradient,
-               int64_t first, int64_t last) {
+               int64_t images) {
   // Taps split evenly over the fewest passes (each pass reads the block's
   // output gradient once more): 7 taps as 3 + 2 + 2, not 3 + 3 + 1.
   const int64_t tap_count = static_cast<int64_t>(taps.offset.size());
@@ -162,26 +164,31 @@ void sum_block(const ConvGeometry& g, const Taps& taps, const float* x, const fl
     for (int64_t t0 = 0; t0 < tap_count; t0 += per_pass) {
       const int64_t count = std::min(per_pass, tap_count - t0);
       if (last_lanes == kLanes) {
-        run_pass<true>(count, vectors, g, taps, x, dy, gradient, first, last, t0, k0, last_lanes);
+        run_pass<true>(count, vectors, g, taps, x, dy, gradient, images, t0, k0, last_lanes);
       } else {
-        run_pass<false>(count, vectors, g, taps, x, dy, gradient, first, last, t0, k0, last_lanes);
+        run_pass<false>(count, vectors, g, taps, x, dy, gradient, images, t0, k0, last_lanes);
       }
     }
   }
 }
 
-}  // namespace
-
-void direct_filter_gradient(const ConvGeometry& g, const float* x, const float* dy, float* gradient) {
+// Blocks of kImagesPerBlock images spread over the threads, each summed on
+// its own, then the blocks' sums added in block order. `dy_of_block(first,
+// last, scratch)` gives the output gradient of images [first, last).
+template <typename BlockGradient>
+void sum_blocks(const ConvGeometry& g, const float* x, float* gradient, const BlockGradient& dy_of_block) {
   const Taps taps = taps_of(g);
   const int64_t size = g.filter_h * g.filter_w * g.channels * g.filters;
   const int64_t blocks = (g.batch + kImagesPerBlock - 1) / kImagesPerBlock;
+  const int64_t image = g.height * g.width * g.channels;
   std::vector<float> block_sums(static_cast<size_t>(blocks * size), 0.0f);
   const int64_t work_per_block = kImagesPerBlock * g.out_h * g.out_w * size;
   parallel_ranges(blocks, grain_for(work_per_block), [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch;
     for (int64_t block = begin; block < end; ++block) {
-      sum_block(g, taps, x, dy, block_sums.data() + block * size, block * kImagesPerBlock,
-                std::min(g.batch, (block + 1) * kImagesPerBlock));
+      const int64_t first = block * kImagesPerBlock, last = std::min(g.batch, first + kImagesPerBlock);
+      sum_block(g, taps, x + first * image, dy_of_block(first, last, scratch), block_sums.data() + block * size,
+                last - first);
     }
   });
   std::fill_n(gradient, size, 0.0f);
@@ -189,6 +196,24 @@ void direct_filter_gradient(const ConvGeometry& g, const float* x, const float* 
     const float* block_sum = block_sums.data() + block * size;
     for (int64_t i = 0; i < size; ++i) gradient[i] += block_sum[i];
   }
+}
+
+}  // namespace
+
+void direct_filter_gradient(const ConvGeometry& g, const float* x, const float* dy, float* gradient) {
+  const int64_t output_image = g.out_h * g.out_w * g.filters;
+  sum_blocks(g, x, gradient, [&](int64_t first, int64_t, std::vector<float>&) { return dy + first * output_image; });
+}
+
+void direct_filter_gradient(const ConvGeometry& g, const float* x, const OutputGradientMaker& make_dy,
+                            float* gradient) {
+  const int64_t output_image = g.out_h * g.out_w * g.filters;
+  sum_blocks(g, x, gradient, [&](int64_t first, int64_t last, std::vector<float>& scratch) {
+    // One block's worth (346 KB for the tutorial CNN): it stays in the second-level cache.
+    scratch.resize(static_cast<size_t>(kImagesPerBlock * output_image));
+    make_dy(first, last, scratch.data());
+    return static_cast<const float*>(scratch.data());
+  });
 }
 
 }  // namespace accel::host_kernels::detail

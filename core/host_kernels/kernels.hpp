@@ -7,6 +7,8 @@
 #include "epilogue.hpp"
 #include "kernel_support.hpp"
 
+#include <functional>
+
 namespace accel::host_kernels::detail {
 
 // elementwise.cpp: unary and binary maps with NumPy broadcasting.
@@ -66,10 +68,33 @@ struct ConvGeometry {
   int64_t pad_top, pad_bottom, pad_left, pad_right;
 };
 
+// convolution.cpp: the geometry of a convolution op's operands (first,
+// second, y as execute() gets them), checked; and whether conv2d runs the
+// filter gradient of `geometry` as the direct loop below.
+ConvGeometry convolution_geometry(AccelOp op, const HostTensor& first, const HostTensor& second,
+                                  const HostTensor& y, const AccelConv2dAttributes& attributes);
+bool filter_gradient_is_direct(const ConvGeometry& geometry);
+
 // filter_gradient.cpp: CONV2D_BACKWARD_FILTER as a direct loop, for few
 // input channels (convolution.cpp decides). x [N, H, W, C], dy [N, OH, OW, K],
 // gradient [R, S, C, K].
 void direct_filter_gradient(const ConvGeometry& geometry, const float* x, const float* dy, float* gradient);
+
+// The same loop over an output gradient that is made a few images at a time
+// by `make_dy(first, last, block)`: images [first, last) of dy written to
+// `block` (laid out from image `first`), on the calling thread, just before
+// the loop reads them, so that dy never goes to memory whole
+// (pool_filter_gradient.cpp). Bitwise the same as the other form over the
+// same dy.
+using OutputGradientMaker = std::function<void(int64_t first, int64_t last, float* block)>;
+void direct_filter_gradient(const ConvGeometry& geometry, const float* x, const OutputGradientMaker& make_dy,
+                            float* gradient);
+
+// pool_filter_gradient.cpp: MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER, the
+// filter gradient of x against the max-pooling gradient of (pool_x, pool_dy).
+void pool_filter_gradient(const HostTensor& x, const HostTensor& pool_x, const HostTensor& pool_dy,
+                          const HostTensor& dfilter, const AccelPoolFilterGradientAttributes& attributes,
+                          EpilogueRounding rounding);
 
 // fused_elementwise.cpp: FUSED_ELEMENTWISE, its program checked by fused_program.cpp.
 void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
@@ -79,6 +104,10 @@ void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostT
 void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);
 void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
                        const AccelPoolAttributes& attributes);
+// The same gradient, all of it on the calling thread (for a caller that
+// already spreads blocks of images over the threads).
+void max_pool_backward_on_this_thread(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
+                                      const AccelPoolAttributes& attributes);
 void avg_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);
 void avg_pool_backward(const HostTensor& dy, const HostTensor& dx,
                        const AccelPoolAttributes& attributes);

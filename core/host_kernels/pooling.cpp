@@ -281,8 +281,13 @@ ACCEL_VECTOR_CLONES void max_pool_backward_tiled_2x2(const PoolGeometry& g, cons
 
 }  // namespace
 
-void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
-                       const AccelPoolAttributes& attributes) {
+namespace {
+
+// MAX_POOL_BACKWARD with its rows or images handed out by
+// `split(count, grain, body)`: over the threads, or all on this one.
+template <typename Split>
+void max_pool_backward_split(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
+                             const AccelPoolAttributes& attributes, const Split& split) {
   const PoolGeometry g = geometry_of(x, dy, attributes);
   if (!same_shape(x, dx)) invalid("dx must have the shape of x");
   const float* x_data = data_of<const float>(x);
@@ -293,7 +298,7 @@ void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTens
   if (windows_tile_the_image(g, attributes)) {
     const int64_t work_per_row = g.out_w * g.window_h * g.window_w * g.channels;
     const bool tiling_2x2 = windows_are_tiling_2x2(g, attributes);
-    parallel_ranges(g.batch * g.out_h, grain_for(work_per_row), [&](int64_t begin, int64_t end) {
+    split(g.batch * g.out_h, grain_for(work_per_row), [&](int64_t begin, int64_t end) {
       if (tiling_2x2) {
         max_pool_backward_tiled_2x2(g, x_data, dy_data, dx_data, begin, end);
       } else {
@@ -304,13 +309,28 @@ void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTens
   }
   const bool small_images = image <= std::numeric_limits<int32_t>::max();
   // Windows may overlap within an image, so each task owns whole images.
-  parallel_ranges(g.batch, grain_for(work_per_image), [&](int64_t begin, int64_t end) {
+  split(g.batch, grain_for(work_per_image), [&](int64_t begin, int64_t end) {
     if (small_images) {
       max_pool_backward_images<int32_t>(g, x_data, dy_data, dx_data, begin, end);
     } else {
       max_pool_backward_images<int64_t>(g, x_data, dy_data, dx_data, begin, end);
     }
   });
+}
+
+}  // namespace
+
+void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
+                       const AccelPoolAttributes& attributes) {
+  max_pool_backward_split(x, dy, dx, attributes, [](int64_t count, int64_t grain, const auto& body) {
+    parallel_ranges(count, grain, body);
+  });
+}
+
+void max_pool_backward_on_this_thread(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
+                                      const AccelPoolAttributes& attributes) {
+  max_pool_backward_split(x, dy, dx, attributes,
+                          [](int64_t count, int64_t, const auto& body) { body(int64_t{0}, count); });
 }
 
 void avg_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes) {

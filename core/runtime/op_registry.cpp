@@ -84,6 +84,7 @@ const std::array<OpInfo, ACCEL_OP_COUNT> kOps = {{
     {"ResourceApplyRMSProp", "optimizer", sizeof(AccelRmspropAttributes), 0b01111},
     {"Fusion", "fusion", sizeof(AccelFusedElementwiseAttributes), 0},
     {"Erf", "elementwise", kNone, 0},
+    {"MaxPoolGrad+Conv2DBackpropFilter", "convolution", sizeof(AccelPoolFilterGradientAttributes), 0},
 }};
 
 const OpInfo kReshape = {"Reshape", "data movement", kNone, 0};

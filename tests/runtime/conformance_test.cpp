@@ -157,7 +157,8 @@ std::function<bool(const Device&)> claims_epilogue(AccelOp op, int32_t flags, Ac
 }
 
 // MATMUL / CONV2D / CONV2D_BACKWARD_INPUT with an epilogue: inputs are the
-// op's two, then the bias (if any), then the mask (if any).
+// op's two, then the bias (if any), then the mask (if any). Also any other
+// op of one float output, from its attribute bytes.
 OpFunction run_with_epilogue(AccelOp op, const void* attributes_bytes, size_t attributes_size, Shape output) {
   auto attributes = std::make_shared<std::vector<unsigned char>>(
       static_cast<const unsigned char*>(attributes_bytes), static_cast<const unsigned char*>(attributes_bytes) + attributes_size);
@@ -292,6 +293,31 @@ void add_fused_cases(std::vector<OpCase>& cases) {
                        }, bias),
                        claims_epilogue(ACCEL_OP_CONV2D_BACKWARD_INPUT, flags, activation)});
     }
+  }
+
+  // MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER (1.4): one input channel (the
+  // CPU plugin's direct loop) and three (its oneDNN path).
+  for (int64_t channels : {1, 3}) {
+    const Shape x = shape_of({5, 12, 12, channels}), pool_x = shape_of({5, 10, 10, 32});
+    const Shape pool_dy = shape_of({5, 5, 5, 32}), filter = shape_of({3, 3, channels, 32});
+    const ops::Conv2DOptions convolution{{1, 1}, ops::Padding::kValid, {1, 1}};
+    const ops::Pool2DOptions pool{{2, 2}, {2, 2}, ops::Padding::kValid};
+    const AccelPoolFilterGradientAttributes attributes{
+        sizeof(AccelPoolFilterGradientAttributes),
+        {sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}},
+        {sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0}};
+    cases.push_back({fmt::format("MaxPoolGradConv2DBackpropFilter_{}Channel", channels), {{x}, {pool_x}, {pool_dy}},
+                     run_with_epilogue(ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER, &attributes,
+                                       sizeof(attributes), filter),
+                     Tolerance::kAccumulation,
+                     [=](const std::vector<Tensor>& in) {
+                       const Tensor pooling_gradient = ops::max_pool2d_backward(in[1], ops::abs(in[2]), pool);
+                       return std::vector<Tensor>{
+                           ops::conv2d_backward_filter(ops::abs(in[0]), pooling_gradient, filter, convolution)};
+                     },
+                     [](const Device& device) {
+                       return device.internal()->supports(ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER, kF32);
+                     }});
   }
 }
 

@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AccelPluginApi api{};
   api.struct_size = input.ConsumeBool() ? sizeof(AccelPluginApi) : input.ConsumeIntegral<uint32_t>();
   api.api_major = input.ConsumeBool() ? ACCEL_PLUGIN_API_MAJOR : input.ConsumeIntegral<uint32_t>();
-  api.api_minor = input.ConsumeIntegralInRange<uint32_t>(0, 4);
+  api.api_minor = input.ConsumeIntegralInRange<uint32_t>(0, ACCEL_PLUGIN_API_MINOR + 1);
   const std::string name = input.ConsumeRandomLengthString(96);
   const std::string version = input.ConsumeRandomLengthString(5000);
   api.name = input.ConsumeBool() ? nullptr : name.c_str();

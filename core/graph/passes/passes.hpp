@@ -56,8 +56,9 @@ struct FusionSupport {
                      AccelOp activation)>
       epilogue;
   // Whether the device runs `op` on `dtype` as a plain op; asked only about
-  // ops appended after FUSED_ELEMENTWISE (ERF, API 1.3), which a plugin built
-  // for 1.2 claims the fusion without knowing. Unset: those ops stay unfused.
+  // ops appended after FUSED_ELEMENTWISE: ERF (API 1.3), which a plugin built
+  // for 1.2 claims the fusion without knowing, and
+  // MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER (1.4). Unset: those stay unfused.
   std::function<bool(detail::LogicalDevice* device, AccelOp op, AccelDType dtype)> plain_op;
   static FusionSupport of_devices();
 };
@@ -74,6 +75,13 @@ struct FusionStatistics {
 // that produces dy, when the device supports that epilogue and no one else
 // reads the intermediate. Runs before elementwise fusion.
 FusionStatistics fuse_epilogues(Graph& graph, const FusionSupport& support);
+
+// Pooling-gradient fusion: MAX_POOL_BACKWARD whose one reader is a
+// CONV2D_BACKWARD_FILTER (as its output gradient) joins it as one
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER node where the device claims that
+// op, so the pooling gradient never goes to memory. Runs after elementwise
+// fusion.
+FusionStatistics fuse_pooling_into_filter_gradients(Graph& graph, const FusionSupport& support);
 
 // Elementwise fusion: maximal groups of unary / binary / broadcasting
 // elementwise ops (and CAST, SELECT) on one device become one

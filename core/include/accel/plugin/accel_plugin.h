@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 3
+#define ACCEL_PLUGIN_API_MINOR 4
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -174,7 +174,17 @@ typedef enum AccelOp {
      error function (the exact GELU is built on it). */
   ACCEL_OP_ERF = 63,
 
-  ACCEL_OP_COUNT = 64,
+  /* Since 1.4. CONV2D_BACKWARD_FILTER of a MAX_POOL_BACKWARD's result, run as
+     one kernel so that the pooling gradient (the size of the convolution's
+     output) need not go to memory and back. in: x (the convolution's input),
+     pool_x (the pooling's input: the convolution's output, after its
+     activation), pool_dy (the pooled gradient); out: dfilter =
+     CONV2D_BACKWARD_FILTER(x, MAX_POOL_BACKWARD(pool_x, pool_dy)).
+     AccelPoolFilterGradientAttributes holds both ops' attributes. Optional: a
+     plugin that does not claim it gets the two ops. */
+  ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER = 64,
+
+  ACCEL_OP_COUNT = 65,
 } AccelOp;
 
 /* --------------------------------------------------------------- op attributes */
@@ -226,6 +236,14 @@ typedef struct AccelPoolAttributes {
   int32_t stride_h, stride_w;
   int32_t pad_top, pad_bottom, pad_left, pad_right;
 } AccelPoolAttributes;
+
+/* Since 1.4: MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER. `convolution` carries
+   no epilogue (epilogue_flags 0). */
+typedef struct AccelPoolFilterGradientAttributes {
+  size_t struct_size;
+  AccelConv2dAttributes convolution;
+  AccelPoolAttributes pool;
+} AccelPoolFilterGradientAttributes;
 
 /* Reduce over `axes` (sorted, unique, non-negative) of the input. */
 typedef struct AccelReduceAttributes {

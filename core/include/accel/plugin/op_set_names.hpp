@@ -20,7 +20,8 @@ inline constexpr const char* kOpSetNames[] = {
     "TANH_BACKWARD", "SELECT", "REDUCE_SUM", "REDUCE_MEAN", "REDUCE_MAX", "REDUCE_MIN", "ARGMAX", "SOFTMAX",
     "LOG_SOFTMAX", "SPARSE_SOFTMAX_CROSS_ENTROPY", "CAST", "FILL", "RANDOM_UNIFORM", "RANDOM_NORMAL",
     "RANDOM_TRUNCATED_NORMAL", "TRANSPOSE", "COPY", "BROADCAST_TO", "SLICE", "CONCAT", "PAD", "GATHER",
-    "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE", "RMSPROP_UPDATE", "FUSED_ELEMENTWISE", "ERF"};
+    "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE", "RMSPROP_UPDATE", "FUSED_ELEMENTWISE", "ERF",
+    "MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER"};
 static_assert(sizeof(kOpSetNames) / sizeof(kOpSetNames[0]) == ACCEL_OP_COUNT,
               "one op-set name per AccelOp: append the new op's name");
 
