@@ -184,7 +184,9 @@ void sum_blocks(const ConvGeometry& g, const float* x, float* gradient, const Bl
   std::vector<float> block_sums(static_cast<size_t>(blocks * size), 0.0f);
   const int64_t work_per_block = kImagesPerBlock * g.out_h * g.out_w * size;
   parallel_ranges(blocks, grain_for(work_per_block), [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch;
+    // Kept by each thread from call to call: a range is often one block, and
+    // a fresh buffer each time would be allocated and zeroed each time.
+    thread_local std::vector<float> scratch;
     for (int64_t block = begin; block < end; ++block) {
       const int64_t first = block * kImagesPerBlock, last = std::min(g.batch, first + kImagesPerBlock);
       sum_block(g, taps, x + first * image, dy_of_block(first, last, scratch), block_sums.data() + block * size,
@@ -210,7 +212,9 @@ void direct_filter_gradient(const ConvGeometry& g, const float* x, const OutputG
   const int64_t output_image = g.out_h * g.out_w * g.filters;
   sum_blocks(g, x, gradient, [&](int64_t first, int64_t last, std::vector<float>& scratch) {
     // One block's worth (346 KB for the tutorial CNN): it stays in the second-level cache.
-    scratch.resize(static_cast<size_t>(kImagesPerBlock * output_image));
+    if (scratch.size() < static_cast<size_t>(kImagesPerBlock * output_image)) {
+      scratch.resize(static_cast<size_t>(kImagesPerBlock * output_image));
+    }
     make_dy(first, last, scratch.data());
     return static_cast<const float*>(scratch.data());
   });

@@ -6,7 +6,9 @@
 #include <accel/plugin/host_kernels.hpp>
 #include <accel/plugin/plugin_sdk.hpp>
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 namespace accel::cpu_plugin {
 namespace {
@@ -73,9 +75,18 @@ AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* 
 
 void device_close(AccelDevice* device) noexcept { delete device; }
 
+// ACCEL_CPU_POOL_FILTER_GRADIENT=0 declines MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER
+// (1.4), so that compiled steps run the two ops it stands for: what the
+// fusion saves can be measured in the same build (docs/PERFORMANCE.md).
+bool pool_filter_gradient_declined() {
+  const char* setting = std::getenv("ACCEL_CPU_POOL_FILTER_GRADIENT");
+  return setting != nullptr && std::string_view(setting) == "0";
+}
+
 // Every op of the op set, FUSED_ELEMENTWISE (1.2) included, for the dtypes the
 // host kernels define (docs/op-set.md).
 int32_t supports_op(AccelDevice*, AccelOp op, AccelDType dtype) noexcept {
+  if (op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER && pool_filter_gradient_declined()) return 0;
   return host_kernels::supports(op, dtype) ? 1 : 0;
 }
 
