@@ -33,6 +33,11 @@ std::string epilogue_text(int32_t flags, AccelOp activation) {
   return text;
 }
 
+std::string convolution_text(const AccelConv2dAttributes& a) {
+  return fmt::format("stride {}x{}, dilation {}x{}, pad {},{},{},{}", a.stride_h, a.stride_w, a.dilation_h,
+                     a.dilation_w, a.pad_top, a.pad_bottom, a.pad_left, a.pad_right);
+}
+
 std::string pool_text(const AccelPoolAttributes& a) {
   return fmt::format("window {}x{}, stride {}x{}, pad {},{},{},{}", a.window_h, a.window_w, a.stride_h, a.stride_w,
                      a.pad_top, a.pad_bottom, a.pad_left, a.pad_right);
@@ -48,10 +53,7 @@ std::string attributes_text(const Node& node) {
       return fmt::format(" {{{}}}", pool_text(node.attributes_as<AccelPoolAttributes>()));
     case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: {
       const auto& a = node.attributes_as<AccelPoolFilterGradientAttributes>();
-      const AccelConv2dAttributes& c = a.convolution;
-      return fmt::format(" {{pool {}; convolution stride {}x{}, dilation {}x{}, pad {},{},{},{}}}", pool_text(a.pool),
-                         c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.pad_top, c.pad_bottom, c.pad_left,
-                         c.pad_right);
+      return fmt::format(" {{pool {}; convolution {}}}", pool_text(a.pool), convolution_text(a.convolution));
     }
     case ACCEL_OP_MATMUL: {
       const auto& a = node.attributes_as<AccelMatmulAttributes>();
@@ -62,9 +64,7 @@ std::string attributes_text(const Node& node) {
     case ACCEL_OP_CONV2D_BACKWARD_INPUT:
     case ACCEL_OP_CONV2D_BACKWARD_FILTER: {
       const auto& a = node.attributes_as<AccelConv2dAttributes>();
-      return fmt::format(" {{stride {}x{}, dilation {}x{}, pad {},{},{},{}{}}}", a.stride_h, a.stride_w, a.dilation_h,
-                         a.dilation_w, a.pad_top, a.pad_bottom, a.pad_left, a.pad_right,
-                         epilogue_text(a.epilogue_flags, a.activation));
+      return fmt::format(" {{{}{}}}", convolution_text(a), epilogue_text(a.epilogue_flags, a.activation));
     }
     case ACCEL_OP_REDUCE_SUM:
     case ACCEL_OP_REDUCE_MEAN:

@@ -119,7 +119,6 @@ dnnl::algorithm eltwise_of(AccelOp activation) {
   }
 }
 
-
 struct Descriptors {
   memory::desc x, filter, y;  // the user's layouts: NHWC activations, HWIO filter
   memory::desc filter_any;     // lets oneDNN choose its own filter layout

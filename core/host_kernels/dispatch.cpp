@@ -409,11 +409,10 @@ double flops(AccelOp op, std::span<const HostTensor> inputs, std::span<const Hos
       if (filter.rank != 4 || filter.shape[3] == 0) return 0.0;
       return 2.0 * count(y) * count(filter) / static_cast<double>(filter.shape[3]);
     }
-    case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: {
-      // The filter gradient's, over the pooling input (its dy); the pooling gradient only moves values.
-      if (inputs.size() != 3 || outputs.size() != 1 || outputs[0].rank != 4 || outputs[0].shape[3] == 0) return 0.0;
-      return 2.0 * count(inputs[1]) * count(outputs[0]) / static_cast<double>(outputs[0].shape[3]);
-    }
+    case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER:
+      // The filter gradient's, with the pooling input's shape as its dy; the pooling gradient only moves values.
+      if (inputs.size() != 3) return 0.0;
+      return flops(ACCEL_OP_CONV2D_BACKWARD_FILTER, inputs.first(2), outputs, nullptr);
     case ACCEL_OP_FUSED_ELEMENTWISE: return fused_flops(attributes);
     default: return 0.0;
   }

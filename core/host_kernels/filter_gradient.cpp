@@ -174,7 +174,8 @@ void sum_block(const ConvGeometry& g, const Taps& taps, const float* x, const fl
 
 // Blocks of kImagesPerBlock images spread over the threads, each summed on
 // its own, then the blocks' sums added in block order. `dy_of_block(first,
-// last, scratch)` gives the output gradient of images [first, last).
+// last)` gives the output gradient of images [first, last), on the calling
+// thread.
 template <typename BlockGradient>
 void sum_blocks(const ConvGeometry& g, const float* x, float* gradient, const BlockGradient& dy_of_block) {
   const Taps taps = taps_of(g);
@@ -184,12 +185,9 @@ void sum_blocks(const ConvGeometry& g, const float* x, float* gradient, const Bl
   std::vector<float> block_sums(static_cast<size_t>(blocks * size), 0.0f);
   const int64_t work_per_block = kImagesPerBlock * g.out_h * g.out_w * size;
   parallel_ranges(blocks, grain_for(work_per_block), [&](int64_t begin, int64_t end) {
-    // Kept by each thread from call to call: a range is often one block, and
-    // a fresh buffer each time would be allocated and zeroed each time.
-    thread_local std::vector<float> scratch;
     for (int64_t block = begin; block < end; ++block) {
       const int64_t first = block * kImagesPerBlock, last = std::min(g.batch, first + kImagesPerBlock);
-      sum_block(g, taps, x + first * image, dy_of_block(first, last, scratch), block_sums.data() + block * size,
+      sum_block(g, taps, x + first * image, dy_of_block(first, last), block_sums.data() + block * size,
                 last - first);
     }
   });
@@ -204,14 +202,18 @@ void sum_blocks(const ConvGeometry& g, const float* x, float* gradient, const Bl
 
 void direct_filter_gradient(const ConvGeometry& g, const float* x, const float* dy, float* gradient) {
   const int64_t output_image = g.out_h * g.out_w * g.filters;
-  sum_blocks(g, x, gradient, [&](int64_t first, int64_t, std::vector<float>&) { return dy + first * output_image; });
+  sum_blocks(g, x, gradient, [&](int64_t first, int64_t) { return dy + first * output_image; });
 }
 
 void direct_filter_gradient(const ConvGeometry& g, const float* x, const OutputGradientMaker& make_dy,
                             float* gradient) {
   const int64_t output_image = g.out_h * g.out_w * g.filters;
-  sum_blocks(g, x, gradient, [&](int64_t first, int64_t last, std::vector<float>& scratch) {
-    // One block's worth (346 KB for the tutorial CNN): it stays in the second-level cache.
+  sum_blocks(g, x, gradient, [&](int64_t first, int64_t last) {
+    // One block's worth (346 KB for the tutorial CNN): it stays in the
+    // second-level cache. Kept by each thread from call to call: a range of
+    // blocks is often one block, and a fresh buffer would be allocated and
+    // zeroed for each.
+    thread_local std::vector<float> scratch;
     if (scratch.size() < static_cast<size_t>(kImagesPerBlock * output_image)) {
       scratch.resize(static_cast<size_t>(kImagesPerBlock * output_image));
     }
