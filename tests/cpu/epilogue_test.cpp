@@ -127,10 +127,6 @@ TEST(Epilogue, HalfPrecisionMatmulRoundsOnceAtTheEnd) {
   expect_close(actual, want, 2.0 / 128);  // the unfused sequence rounds to bf16 after every op
 }
 
-int64_t out_size(int64_t in, int64_t filter, int64_t stride, int64_t dilation, int64_t before, int64_t after) {
-  return sdk::window_positions(in + before + after, (filter - 1) * dilation + 1, stride);
-}
-
 struct ConvCase {
   int64_t n, h, w, c, r, s, k;
   AccelConv2dAttributes attributes;

@@ -72,10 +72,6 @@ struct ConvCase {
   AccelConv2dAttributes attributes;
 };
 
-int64_t out_size(int64_t in, int64_t filter, int64_t stride, int64_t dilation, int64_t before, int64_t after) {
-  return (in + before + after - ((filter - 1) * dilation + 1)) / stride + 1;
-}
-
 // y[n,oh,ow,k] = sum x[n, oh*sh - pt + r*dh, ow*sw - pl + s*dw, c] * f[r,s,c,k]; the
 // gradients are the same sum read the other way.
 TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {

@@ -20,10 +20,6 @@ struct PoolFilterCase {
   AccelPoolAttributes pool;
 };
 
-int64_t positions(int64_t size, int64_t window, int64_t stride, int64_t before, int64_t after, int64_t dilation = 1) {
-  return (size + before + after - ((window - 1) * dilation + 1)) / stride + 1;
-}
-
 AccelConv2dAttributes convolution_of(int32_t stride, int32_t pad) {
   return {sizeof(AccelConv2dAttributes), stride, stride, 1, 1, pad, pad, pad, pad, 0, {}};
 }
@@ -46,10 +42,10 @@ TEST(PoolFilterGradient, IsBitwiseTheTwoOpsItStandsFor) {
   for (const PoolFilterCase& c : cases) {
     SCOPED_TRACE(c.name);
     const auto& conv = c.convolution;
-    const int64_t out_h = positions(c.height, c.filter_h, conv.stride_h, conv.pad_top, conv.pad_bottom);
-    const int64_t out_w = positions(c.width, c.filter_w, conv.stride_w, conv.pad_left, conv.pad_right);
-    const int64_t pooled_h = positions(out_h, c.pool.window_h, c.pool.stride_h, c.pool.pad_top, c.pool.pad_bottom);
-    const int64_t pooled_w = positions(out_w, c.pool.window_w, c.pool.stride_w, c.pool.pad_left, c.pool.pad_right);
+    const int64_t out_h = out_size(c.height, c.filter_h, conv.stride_h, 1, conv.pad_top, conv.pad_bottom);
+    const int64_t out_w = out_size(c.width, c.filter_w, conv.stride_w, 1, conv.pad_left, conv.pad_right);
+    const int64_t pooled_h = out_size(out_h, c.pool.window_h, c.pool.stride_h, 1, c.pool.pad_top, c.pool.pad_bottom);
+    const int64_t pooled_w = out_size(out_w, c.pool.window_w, c.pool.stride_w, 1, c.pool.pad_left, c.pool.pad_right);
     Tensor x = random_tensor(ACCEL_DTYPE_F32, {c.batch, c.height, c.width, c.channels}, -1, 1, 1);
     // The pooling input is a ReLU's output: many zeros, so many ties.
     Tensor pool_x = random_tensor(ACCEL_DTYPE_F32, {c.batch, out_h, out_w, c.filters}, -1, 1, 2);

@@ -124,6 +124,13 @@ inline int64_t broadcast_source(const std::vector<int64_t>& out_index, const Sha
   return flat;
 }
 
+// The output size along one axis of a convolution or pooling over `in`
+// cells with explicit pads: TensorFlow's window count (0 when the window is
+// longer than the padded input).
+inline int64_t out_size(int64_t in, int64_t filter, int64_t stride, int64_t dilation, int64_t before, int64_t after) {
+  return sdk::window_positions(in + before + after, (filter - 1) * dilation + 1, stride);
+}
+
 // Tolerance: relative to the magnitude, with an absolute floor.
 inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double tolerance = 1e-5) {
   ASSERT_EQ(actual.count(), static_cast<int64_t>(expected.size()));
