@@ -1,14 +1,37 @@
-// GraphExecutor: binding values to tensors and running nodes in order.
+// GraphExecutor: binding values to tensors and running nodes in order, and
+// recording runs of them on devices that record.
 #include "graph/graph_executor.hpp"
 
+#include "runtime/device_recording.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/logging.hpp"
 #include "runtime/logical_device.hpp"
 
 #include <accel/error.hpp>
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string_view>
+
 namespace accel::graph {
+namespace {
+
+// Fewer device ops than this gain nothing from one replay call.
+constexpr int32_t kMinimumRecordedOps = 2;
+// A run whose buffers moved this many runs in a row is given up: recording
+// it each time costs more than dispatching it.
+constexpr int32_t kMaximumRecordingsInARow = 3;
+
+bool is_device_op(int32_t op) { return op != kReshapeNode && op != kHostNode && op != kAssignNode; }
+
+// ACCEL_RECORDED_REPLAYS=0 dispatches every node (to measure what recording gains).
+bool recording_enabled() {
+  const char* value = std::getenv("ACCEL_RECORDED_REPLAYS");
+  return value == nullptr || std::string_view(value) != "0";
+}
+
+}  // namespace
 
 GraphExecutor::GraphExecutor(Graph graph, BufferPlan plan) : graph_(std::move(graph)), plan_(std::move(plan)) {
   // Fusion attributes point into the node's own program, which never moves.
@@ -34,6 +57,72 @@ GraphExecutor::GraphExecutor(Graph graph, BufferPlan plan) : graph_(std::move(gr
       released_after_[static_cast<size_t>(last_reader[value])].push_back(static_cast<ValueId>(value));
     }
   }
+  find_recorded_runs();
+}
+
+GraphExecutor::~GraphExecutor() = default;
+
+void GraphExecutor::find_recorded_runs() {
+  run_starting_at_.assign(graph_.nodes.size(), -1);
+  if (!recording_enabled()) return;
+  auto planned = [&](ValueId id) {
+    return static_cast<size_t>(id) < plan_.offsets.size() &&
+           plan_.offsets[static_cast<size_t>(id)] != BufferPlan::kNotPlanned;
+  };
+  // A device op can be recorded when its attributes are the same every run,
+  // it writes only arena buffers and reads only its own device's values.
+  auto recordable_on = [&](const Node& node) -> detail::LogicalDevice* {
+    if (!is_device_op(node.op) || node.refresh || node.device == nullptr) return nullptr;
+    if (!detail::DeviceRecording::supported(*node.device)) return nullptr;
+    for (ValueId output : node.outputs) {
+      if (!planned(output)) return nullptr;
+    }
+    for (ValueId input : node.inputs) {
+      if (graph_.values[static_cast<size_t>(input)].device != node.device) return nullptr;
+    }
+    return node.device;
+  };
+  size_t index = 0;
+  while (index < graph_.nodes.size()) {
+    detail::LogicalDevice* device = recordable_on(graph_.nodes[index]);
+    if (device == nullptr) {
+      ++index;
+      continue;
+    }
+    RecordedRun run;
+    run.first = index;
+    run.device = device;
+    int32_t ops = 0;
+    size_t end = index;
+    for (size_t next = index; next < graph_.nodes.size(); ++next) {
+      const Node& node = graph_.nodes[next];
+      if (node.op == kReshapeNode) continue;  // a view: runs nothing
+      if (recordable_on(node) != device) break;
+      ++ops;
+      end = next + 1;
+    }
+    run.end = end;
+    if (ops >= kMinimumRecordedOps) {
+      run_starting_at_[run.first] = static_cast<int32_t>(recorded_runs_.size());
+      recorded_runs_.push_back(std::move(run));
+    }
+    index = end;
+  }
+}
+
+RecordingStatistics GraphExecutor::recording_statistics() const {
+  RecordingStatistics statistics;
+  for (const RecordedRun& run : recorded_runs_) {
+    if (run.given_up) continue;
+    ++statistics.recorded_runs;
+    for (size_t index = run.first; index < run.end; ++index) {
+      if (is_device_op(graph_.nodes[index].op)) ++statistics.recorded_nodes;
+    }
+  }
+  statistics.recordings = recordings_;
+  statistics.recorded_replays = recorded_replays_;
+  statistics.recording_reason = recording_reason_;
+  return statistics;
 }
 
 Tensor GraphExecutor::allocate_output(const Node& node, ValueId id) {
@@ -61,41 +150,154 @@ std::vector<Tensor> GraphExecutor::run(std::span<const Tensor> arguments) {
     const Value& value = graph_.values[index];
     if (value.kind == ValueKind::kCapture || value.kind == ValueKind::kConstant) slots_[index] = value.tensor;
   }
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
-  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
-    Node& node = graph_.nodes[index];
-    inputs.clear();
-    for (ValueId input : node.inputs) inputs.push_back(slots_[static_cast<size_t>(input)]);
-    switch (node.op) {
-      case kReshapeNode:
-        slots_[static_cast<size_t>(node.outputs[0])] =
-            inputs[0].reshape(graph_.values[static_cast<size_t>(node.outputs[0])].shape);
-        break;
-      case kHostNode:
-        node.host_work();
-        break;
-      case kAssignNode:
-        inputs[0].assign(inputs[1]);
-        break;
-      default: {
-        outputs.clear();
-        for (ValueId output : node.outputs) outputs.push_back(allocate_output(node, output));
-        if (node.refresh) node.refresh(node.op, node.attributes.data());
-        detail::run_op_into(node.device, static_cast<AccelOp>(node.op), inputs, outputs,
-                            node.has_attributes() ? node.attributes.data() : nullptr);
-        for (size_t output = 0; output < node.outputs.size(); ++output) {
-          slots_[static_cast<size_t>(node.outputs[output])] = std::move(outputs[output]);
-        }
-      }
+  for (size_t index = 0; index < graph_.nodes.size();) {
+    const int32_t run = run_starting_at_[index];
+    if (run >= 0 && !recorded_runs_[static_cast<size_t>(run)].given_up) {
+      index = run_recorded(recorded_runs_[static_cast<size_t>(run)]);
+      continue;
     }
-    for (ValueId released : released_after_[index]) slots_[static_cast<size_t>(released)] = Tensor();
+    run_node(index);
+    release_after(index);
+    ++index;
   }
   std::vector<Tensor> results;
   results.reserve(graph_.results.size());
   for (ValueId result : graph_.results) results.push_back(slots_[static_cast<size_t>(result)]);
   slots_.clear();
   return results;
+}
+
+void GraphExecutor::run_node(size_t index) {
+  Node& node = graph_.nodes[index];
+  std::vector<Tensor>& inputs = node_inputs_;  // reused: no allocation per node
+  inputs.clear();
+  for (ValueId input : node.inputs) inputs.push_back(slots_[static_cast<size_t>(input)]);
+  switch (node.op) {
+    case kReshapeNode:
+      slots_[static_cast<size_t>(node.outputs[0])] =
+          inputs[0].reshape(graph_.values[static_cast<size_t>(node.outputs[0])].shape);
+      break;
+    case kHostNode:
+      node.host_work();
+      break;
+    case kAssignNode:
+      inputs[0].assign(inputs[1]);
+      break;
+    default: {
+      std::vector<Tensor>& outputs = node_outputs_;
+      outputs.clear();
+      for (ValueId output : node.outputs) outputs.push_back(allocate_output(node, output));
+      if (node.refresh) node.refresh(node.op, node.attributes.data());
+      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), inputs, outputs,
+                          node.has_attributes() ? node.attributes.data() : nullptr);
+      for (size_t output = 0; output < node.outputs.size(); ++output) {
+        slots_[static_cast<size_t>(node.outputs[output])] = std::move(outputs[output]);
+      }
+    }
+  }
+  inputs.clear();  // the last reader's release must not be kept alive here
+}
+
+void GraphExecutor::release_after(size_t index) {
+  for (ValueId released : released_after_[index]) slots_[static_cast<size_t>(released)] = Tensor();
+}
+
+size_t GraphExecutor::run_recorded(RecordedRun& run) {
+  // Bind every node's operands first: nothing runs until the replay.
+  std::vector<BoundNode> bound(run.end - run.first);
+  std::vector<std::pair<std::shared_ptr<detail::TensorStorage>, uint64_t>> operands;
+  for (size_t index = run.first; index < run.end; ++index) {
+    const Node& node = graph_.nodes[index];
+    BoundNode& tensors = bound[index - run.first];
+    for (ValueId input : node.inputs) tensors.inputs.push_back(slots_[static_cast<size_t>(input)]);
+    if (node.op == kReshapeNode) {
+      slots_[static_cast<size_t>(node.outputs[0])] =
+          tensors.inputs[0].reshape(graph_.values[static_cast<size_t>(node.outputs[0])].shape);
+      continue;
+    }
+    for (ValueId output : node.outputs) {
+      tensors.outputs.push_back(allocate_output(node, output));
+      slots_[static_cast<size_t>(output)] = tensors.outputs.back();
+    }
+    for (const std::vector<Tensor>* tensors_of : {&tensors.inputs, &tensors.outputs}) {
+      for (const Tensor& tensor : *tensors_of) operands.emplace_back(tensor.storage(), tensor.byte_offset());
+    }
+  }
+  if (run.recording && operands == run.operands) {
+    run.recording->replay();
+    ++recorded_replays_;
+    run.recordings_in_a_row = 0;
+  } else if (run.recordings_in_a_row >= kMaximumRecordingsInARow) {
+    give_up(run, fmt::format("its buffers moved in {} runs in a row", kMaximumRecordingsInARow));
+  } else {
+    run.operands = std::move(operands);
+    record(run, bound);
+  }
+  if (run.given_up) {
+    for (size_t index = run.first; index < run.end; ++index) {
+      const Node& node = graph_.nodes[index];
+      if (node.op == kReshapeNode) continue;
+      const BoundNode& tensors = bound[index - run.first];
+      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
+                          node.has_attributes() ? node.attributes.data() : nullptr);
+    }
+  }
+  for (size_t index = run.first; index < run.end; ++index) release_after(index);
+  return run.end;
+}
+
+void GraphExecutor::record(RecordedRun& run, std::span<const BoundNode> bound) {
+  run.recording.reset();
+  for (size_t index = run.first; index < run.end; ++index) {
+    const Node& node = graph_.nodes[index];
+    const BoundNode& tensors = bound[index - run.first];
+    if (node.op != kReshapeNode &&
+        !detail::runs_natively(run.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs)) {
+      give_up(run, fmt::format("node {} ({}) would not run on the device itself", index, node_name(node.op)));
+      return;
+    }
+  }
+  try {
+    detail::DeviceRecording::begin(*run.device);
+  } catch (const Error& error) {
+    give_up(run, error.what());
+    return;
+  }
+  std::string failure;
+  for (size_t index = run.first; index < run.end && failure.empty(); ++index) {
+    const Node& node = graph_.nodes[index];
+    if (node.op == kReshapeNode) continue;
+    const BoundNode& tensors = bound[index - run.first];
+    try {
+      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
+                          node.has_attributes() ? node.attributes.data() : nullptr);
+    } catch (const Error& error) {
+      failure = fmt::format("recording node {} ({}): {}", index, node_name(node.op), error.what());
+    }
+  }
+  try {
+    std::unique_ptr<detail::DeviceRecording> recording = detail::DeviceRecording::end(*run.device);
+    if (failure.empty()) run.recording = std::move(recording);
+  } catch (const Error& error) {
+    if (failure.empty()) failure = error.what();
+  }
+  if (!failure.empty()) {
+    give_up(run, failure);  // nothing ran: the caller runs the nodes one by one
+    return;
+  }
+  ++recordings_;
+  ++run.recordings_in_a_row;
+  run.recording->replay();
+  ++recorded_replays_;
+}
+
+void GraphExecutor::give_up(RecordedRun& run, const std::string& reason) {
+  run.given_up = true;
+  run.recording.reset();
+  run.operands.clear();
+  recording_reason_ = fmt::format("nodes {}..{} on {}: {}", run.first, run.end - 1, run.device->name(), reason);
+  detail::runtime_log().info("compiled step: {} are dispatched one by one instead of replayed as a recording ({})",
+                             fmt::format("nodes {}..{} on {}", run.first, run.end - 1, run.device->name()), reason);
 }
 
 }  // namespace accel::graph

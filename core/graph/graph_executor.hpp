@@ -1,26 +1,43 @@
 // GraphExecutor: runs a compiled Graph. Owns the graph, its buffer plan and
 // one arena per device (allocated on the first run and kept, as XLA keeps a
 // compiled program's temporary buffers), and binds values to tensors for the
-// length of one run. Not reentrant: Function serializes calls.
+// length of one run. On a device that records (plugin API 1.5: a CUDA graph
+// on the GPU), each run of consecutive nodes that touch only buffers kept
+// from run to run is recorded once and then replayed with one call instead
+// of being dispatched node by node. Not reentrant: Function serializes calls.
 #pragma once
 
 #include "graph/graph.hpp"
 #include "graph/passes/passes.hpp"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace accel::detail {
 struct TensorStorage;
-}
+class DeviceRecording;
+}  // namespace accel::detail
 
 namespace accel::graph {
+
+// What recording did for one executor (FunctionStatistics names the fields).
+struct RecordingStatistics {
+  int32_t recorded_runs = 0;   // runs of nodes a device records
+  int32_t recorded_nodes = 0;  // device ops in them
+  int64_t recordings = 0;      // times a run was recorded
+  int64_t recorded_replays = 0;
+  std::string recording_reason;  // why the latest run given up was given up, or ""
+};
 
 class GraphExecutor {
  public:
   GraphExecutor(Graph graph, BufferPlan plan);
+  ~GraphExecutor();
 
   // Binds `arguments` to the parameters (same shapes, dtypes and devices as
   // traced: the caller checks the signature) and returns the results.
@@ -28,9 +45,38 @@ class GraphExecutor {
 
   const Graph& graph() const noexcept { return graph_; }
   const BufferPlan& plan() const noexcept { return plan_; }
+  RecordingStatistics recording_statistics() const;
 
  private:
+  // Nodes [first, end) on one recording device: device ops whose outputs
+  // are all planned into the arena, and reshapes.
+  struct RecordedRun {
+    size_t first = 0;
+    size_t end = 0;
+    detail::LogicalDevice* device = nullptr;
+    std::unique_ptr<detail::DeviceRecording> recording;
+    // The (storage, byte offset) of every operand when it was recorded: a
+    // replay is valid only while they are the same. Held, so that no new
+    // tensor can get a recorded buffer while the recording names it.
+    std::vector<std::pair<std::shared_ptr<detail::TensorStorage>, uint64_t>> operands;
+    int32_t recordings_in_a_row = 0;
+    bool given_up = false;
+  };
+  // One node's tensors for the length of a recorded run.
+  struct BoundNode {
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+  };
+
   Tensor allocate_output(const Node& node, ValueId value);
+  void find_recorded_runs();
+  void run_node(size_t index);
+  // Binds the run's outputs, then replays its recording, records it, or
+  // runs it node by node. Returns the node after the run.
+  size_t run_recorded(RecordedRun& run);
+  void record(RecordedRun& run, std::span<const BoundNode> bound);
+  void give_up(RecordedRun& run, const std::string& reason);
+  void release_after(size_t index);
 
   Graph graph_;
   BufferPlan plan_;
@@ -38,6 +84,13 @@ class GraphExecutor {
   // Per node: the values whose last reader it is (released after it runs).
   std::vector<std::vector<ValueId>> released_after_;
   std::vector<Tensor> slots_;
+  std::vector<Tensor> node_inputs_;  // run_node's operands, kept to reuse their storage
+  std::vector<Tensor> node_outputs_;
+  std::vector<RecordedRun> recorded_runs_;
+  std::vector<int32_t> run_starting_at_;  // per node: index into recorded_runs_, or -1
+  int64_t recordings_ = 0;
+  int64_t recorded_replays_ = 0;
+  std::string recording_reason_;
 };
 
 }  // namespace accel::graph

@@ -281,6 +281,13 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
   return results;
 }
 
+bool runs_natively(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
+                   std::span<const Tensor> outputs) {
+  const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype());
+  return device->supports(op, dtype) &&
+         std::all_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.storage()->device == device; });
+}
+
 void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                  const void* attributes) {
   const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype());

@@ -22,6 +22,11 @@ struct OutputSpec {
 std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs,
                            std::span<const OutputSpec> outputs, const void* attributes);
 
+// Whether run_op_into would run `op` on `device` itself: the device claims
+// it and every input already lives there (no CPU fallback, no copy).
+bool runs_natively(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
+                   std::span<const Tensor> outputs);
+
 // Runs `op` on `device` into outputs the caller allocated (a compiled step's
 // planned buffers), with run_op's CPU fallback, input copies, placement log
 // and observers.

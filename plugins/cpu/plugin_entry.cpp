@@ -162,6 +162,10 @@ constexpr AccelPluginApi kApi = {
     nullptr,  // memory_info: the core accounts memory
     nullptr,  // get_extension: none
     supports_epilogue,
+    nullptr,  // recording_begin .. recording_release: no recording: ops run as they are called, there is no launch to save
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace

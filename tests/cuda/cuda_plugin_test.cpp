@@ -127,6 +127,10 @@ TEST(CudaPluginApi, TableIsComplete) {
   EXPECT_NE(api->memory_info, nullptr);
   EXPECT_EQ(api->api_minor, static_cast<uint32_t>(ACCEL_PLUGIN_API_MINOR));
   EXPECT_NE(api->supports_epilogue, nullptr);  // since 1.2
+  EXPECT_NE(api->recording_begin, nullptr);    // since 1.5: CUDA graphs
+  EXPECT_NE(api->recording_end, nullptr);
+  EXPECT_NE(api->recording_replay, nullptr);
+  EXPECT_NE(api->recording_release, nullptr);
 }
 
 TEST(CudaPluginDiscovery, InitializesWithOrWithoutGpu) {
@@ -361,6 +365,43 @@ TEST_F(CudaGpuTest, AddBroadcastsLikeNumpy) {
   ASSERT_EQ(run(ACCEL_OP_ADD, {ta, tb}, {ty}, nullptr), "");
   std::vector<float> y = download(ty, 6);
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[i], a[i] + b[i % 3]);
+}
+
+// Plugin API 1.5: a matmul then an add captured into a CUDA graph run only
+// when replayed, and each replay reads the inputs' current contents; a copy
+// with the host cannot be captured, fails the capture, and leaves the device
+// usable.
+TEST_F(CudaGpuTest, RecordingCapturesOpsAsACudaGraphThatReplaysOnCurrentInputs) {
+  AccelTensor ta = upload({1.0f, 2.0f}, {1, 2}), tb = upload({3.0f, 4.0f}, {2, 1});
+  AccelTensor tc = upload({0.5f}, {1, 1});
+  AccelTensor product = tensor(ACCEL_DTYPE_F32, {1, 1}, sizeof(float));
+  AccelTensor sum = upload({-1.0f}, {1, 1});
+  AccelMatmulAttributes attributes{sizeof(attributes), 0, 0, 0, {}};
+  ASSERT_EQ(run(ACCEL_OP_MATMUL, {ta, tb}, {product}, &attributes), "");  // cuBLAS loaded outside the capture
+
+  ASSERT_EQ(take(api_->recording_begin(device_)), "");
+  ASSERT_EQ(run(ACCEL_OP_MATMUL, {ta, tb}, {product}, &attributes), "");
+  ASSERT_EQ(run(ACCEL_OP_ADD, {product, tc}, {sum}, nullptr), "");
+  AccelRecording* recording = nullptr;
+  ASSERT_EQ(take(api_->recording_end(device_, &recording)), "");
+  ASSERT_NE(recording, nullptr);
+  EXPECT_EQ(download(sum, 1)[0], -1.0f);  // captured, not run
+
+  ASSERT_EQ(take(api_->recording_replay(device_, recording)), "");
+  EXPECT_EQ(download(sum, 1)[0], 11.5f);
+  const std::vector<float> new_a = {2.0f, 2.0f};
+  ASSERT_EQ(take(api_->copy_host_to_device(device_, new_a.data(), ta.buffer, 0, 2 * sizeof(float))), "");
+  ASSERT_EQ(take(api_->recording_replay(device_, recording)), "");
+  EXPECT_EQ(download(sum, 1)[0], 14.5f);
+  api_->recording_release(device_, recording);
+
+  ASSERT_EQ(take(api_->recording_begin(device_)), "");
+  EXPECT_NE(take(api_->copy_host_to_device(device_, new_a.data(), ta.buffer, 0, 2 * sizeof(float))), "");
+  AccelRecording* refused = nullptr;
+  EXPECT_NE(take(api_->recording_end(device_, &refused)), "");
+  EXPECT_EQ(refused, nullptr);
+  ASSERT_EQ(run(ACCEL_OP_ADD, {product, tc}, {sum}, nullptr), "");
+  EXPECT_EQ(download(sum, 1)[0], 14.5f);
 }
 
 TEST_F(CudaGpuTest, ReduceSumAndSoftmax) {

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "../common/gpu_skip.hpp"
 #include "strategy_test_support.hpp"
@@ -49,7 +50,8 @@ struct Trained {
   distribute::testing::WeightValues weights;
 };
 
-Trained train_tutorial_cnn(const std::string& device, int epochs) {
+Trained train_tutorial_cnn(const std::string& device, int epochs, bool jit_compile = false,
+                           FunctionStatistics* compiled = nullptr) {
   distribute::OneDeviceStrategy strategy(device);
   keras::set_random_seed(77);
   std::shared_ptr<keras::Sequential> model;
@@ -59,10 +61,13 @@ Trained train_tutorial_cnn(const std::string& device, int epochs) {
     model->compile(make_optimizer(OptimizerKind::kAdam),
                    std::make_shared<keras::SparseCategoricalCrossentropy>(
                        keras::CrossentropyOptions{.from_logits = true}),
-                   {"accuracy"});
+                   {"accuracy"}, {.jit_compile = jit_compile});
   }
   const distribute::testing::SyntheticImages data = synthetic_images(512);
   model->fit(data.images, data.labels, {.epochs = epochs, .batch_size = 32, .verbose = 0, .seed = 5});
+  // Under a strategy the replica's pass is the compiled function.
+  const Function* step = model->train_function() != nullptr ? model->train_function() : model->replica_train_function(0);
+  if (compiled != nullptr && step != nullptr) *compiled = step->statistics();
   return {model->evaluate(data.images, data.labels, {.batch_size = 64, .verbose = 0}), weight_values(*model)};
 }
 
@@ -78,6 +83,28 @@ TEST(GpuTraining, TutorialCnnTrainsAsOnTheCpu) {
   EXPECT_NEAR(on_gpu.evaluation.at("loss"), on_cpu.evaluation.at("loss"), 0.02 * on_cpu.evaluation.at("loss") + 1e-3);
   // Same seeds and data: only summation order and libm differ (fp32 exact, no TF32).
   EXPECT_LT(worst_relative_difference(on_gpu.weights, on_cpu.weights), 1e-2);
+}
+
+// Compiled steps on the GPU replay runs of their kernels as CUDA graphs
+// (plugin API 1.5) and train as the same steps dispatched kernel by kernel.
+TEST(GpuTraining, CompiledStepsReplayedAsCudaGraphsTrainAsDispatched) {
+  ACCEL_SKIP_WITHOUT_GPUS(1);
+  FunctionStatistics recorded, dispatched;
+  const Trained with_graphs = train_tutorial_cnn("/GPU:0", 2, true, &recorded);
+  setenv("ACCEL_RECORDED_REPLAYS", "0", 1);
+  const Trained without_graphs = train_tutorial_cnn("/GPU:0", 2, true, &dispatched);
+  unsetenv("ACCEL_RECORDED_REPLAYS");
+  std::fprintf(stderr, "recorded: %d runs of %d ops, %lld recordings, %lld replays; reason '%s'\n",
+               recorded.recorded_runs, recorded.recorded_nodes, static_cast<long long>(recorded.recordings),
+               static_cast<long long>(recorded.recorded_replays), recorded.recording_reason.c_str());
+  EXPECT_EQ(recorded.eager_reason, "");
+  EXPECT_GE(recorded.recorded_runs, 1);
+  EXPECT_EQ(recorded.recording_reason, "");
+  EXPECT_EQ(recorded.recordings, recorded.recorded_runs);
+  EXPECT_EQ(recorded.recorded_replays, recorded.recorded_runs * recorded.replays);
+  EXPECT_EQ(dispatched.recorded_runs, 0);
+  EXPECT_LT(worst_relative_difference(with_graphs.weights, without_graphs.weights), 1e-5);
+  EXPECT_NEAR(with_graphs.evaluation.at("loss"), without_graphs.evaluation.at("loss"), 1e-5);
 }
 
 TEST(GpuMemory, WithoutGrowthMostOfTheGpuIsReservedAtStart) {

@@ -48,6 +48,13 @@ std::string compiled_step_line(const RunResult& run) {
   if (step.jit_compile && step.traces > 0) {
     text += fmt::format(", {}; peak step memory {}; {} trace{}, {} replays, {} eager calls", graph_summary(step),
                         memory_summary(step), step.traces, step.traces == 1 ? "" : "s", step.replays, step.eager_calls);
+
+    if (step.recorded_runs > 0) {
+      text += fmt::format("; {} ops replayed as {} device recording{} (CUDA graphs on a GPU), {} replays",
+                          step.recorded_nodes, step.recorded_runs, step.recorded_runs == 1 ? "" : "s",
+                          step.recorded_replays);
+    }
+    if (!step.recording_reason.empty()) text += "; not recorded: " + step.recording_reason;
   }
   return text + "\n";
 }

@@ -62,6 +62,13 @@ struct FunctionStatistics {
   // without caches would see, and what fusion removes.
   uint64_t traced_bytes_accessed = 0;
   uint64_t compiled_bytes_accessed = 0;
+  // On a device that records (a GPU: CUDA graphs): runs of nodes recorded
+  // once and replayed with one call instead of dispatched one by one.
+  int32_t recorded_runs = 0;       // runs being replayed
+  int32_t recorded_nodes = 0;      // device ops in them
+  int64_t recordings = 0;          // times a run was recorded (its buffers moved: again)
+  int64_t recorded_replays = 0;    // replays of recorded runs
+  std::string recording_reason;    // why the latest run given up is dispatched op by op, or ""
 };
 
 class Function {

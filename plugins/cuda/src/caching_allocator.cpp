@@ -4,6 +4,7 @@
 #include "cuda_check.hpp"
 
 #include <limits>
+#include <utility>
 #include <string>
 
 namespace accel::cuda {
@@ -124,8 +125,26 @@ CachingAllocator::Block CachingAllocator::allocate_arena(uint64_t size, uint64_t
   return Block{arena_ + offset, chunk.size};
 }
 
+void CachingAllocator::hold_frees() {
+  holding_ = true;
+  held_.clear();
+}
+
+std::vector<void*> CachingAllocator::held_frees() {
+  holding_ = false;
+  return std::exchange(held_, {});
+}
+
+void CachingAllocator::release_held(const std::vector<void*>& pointers) {
+  for (void* pointer : pointers) deallocate(pointer);
+}
+
 void CachingAllocator::deallocate(void* pointer) {
   if (pointer == nullptr) return;
+  if (holding_) {
+    held_.push_back(pointer);
+    return;
+  }
   if (!options_.growth) {
     char* p = static_cast<char*>(pointer);
     if (arena_ == nullptr || p < arena_ || p >= arena_ + options_.limit_bytes) return;

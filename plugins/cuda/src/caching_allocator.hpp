@@ -12,6 +12,9 @@
 // An allocation past the limit throws RESOURCE_EXHAUSTED (requested bytes,
 // in use, limit) and leaves the allocator usable. Not thread-safe: the device
 // serialises calls.
+// While a CUDA graph is captured, memory freed is held instead (hold_frees):
+// the graph's kernels use it again at every replay, so it must not go to
+// another user until the graph is destroyed (then release_held).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,6 +25,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace accel::cuda {
 
@@ -41,7 +45,13 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   void* allocate(uint64_t bytes);
-  void deallocate(void* pointer);  // ignores pointers it does not own
+  void deallocate(void* pointer);  // ignores pointers it does not own; held while holding
+
+  // From hold_frees() to held_frees(), deallocate() keeps what it is given;
+  // held_frees() returns it, for release_held() once nothing reads it again.
+  void hold_frees();
+  std::vector<void*> held_frees();
+  void release_held(const std::vector<void*>& pointers);
 
   uint64_t current_bytes() const { return current_; }
   uint64_t peak_bytes() const { return peak_; }
@@ -62,6 +72,8 @@ class CachingAllocator {
   void release_cached();  // synchronizes the stream, cudaFree's every cached block
 
   Options options_;
+  bool holding_ = false;
+  std::vector<void*> held_;
   uint64_t current_ = 0;  // bytes handed out (rounded block sizes)
   uint64_t peak_ = 0;
 

@@ -23,6 +23,16 @@ void check_range(const AccelDevice& device, const AccelBuffer& buffer, uint64_t 
   }
 }
 
+// A copy with the host is not part of a graph the host may launch later
+// (plugin API 1.5: the host never records one).
+void refuse_while_recording(AccelDevice& device, const char* what) {
+  if (device.recording != nullptr) {
+    device.recording_failed = true;
+    throw sdk::PluginError(ACCEL_STATUS_FAILED_PRECONDITION, std::string(what) + " while " + device.name +
+                                                                 " records a CUDA graph");
+  }
+}
+
 StagingBuffer& next_staging(AccelDevice& device) {
   StagingBuffer& staging = device.staging[device.next_staging++ % 2];
   if (staging.pending) {
@@ -37,6 +47,7 @@ StagingBuffer& next_staging(AccelDevice& device) {
 void copy_host_to_device(AccelDevice& device, const void* source, AccelBuffer& destination,
                          uint64_t offset, uint64_t bytes) {
   check_range(device, destination, offset, bytes, "copy_host_to_device");
+  refuse_while_recording(device, "copy_host_to_device");
   if (bytes == 0) return;
   if (source == nullptr) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "null source");
   const char* from = static_cast<const char*>(source);
@@ -56,6 +67,7 @@ void copy_host_to_device(AccelDevice& device, const void* source, AccelBuffer& d
 void copy_device_to_host(AccelDevice& device, const AccelBuffer& source, uint64_t offset,
                          void* destination, uint64_t bytes) {
   check_range(device, source, offset, bytes, "copy_device_to_host");
+  refuse_while_recording(device, "copy_device_to_host");
   if (bytes == 0) {
     ACCEL_CUDA_CHECK(cudaStreamSynchronize(device.stream));
     return;

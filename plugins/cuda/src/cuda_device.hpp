@@ -1,6 +1,7 @@
 // One opened logical CUDA device: its stream, cuBLAS and cuDNN handles
 // (created by the first op that needs them), caching allocator, pinned staging
-// buffers for host copies, op timer and the cuDNN algorithm cache. Every entry
+// buffers for host copies, op timer, the cuDNN algorithm cache and the
+// recording being captured, if any. Every entry
 // point takes `mutex`, makes the device current on the calling thread, and runs
 // its work on `stream`.
 #pragma once
@@ -83,6 +84,10 @@ struct AccelDevice {
   unsigned next_staging = 0;
   accel::cuda::OpTimer timer;
   std::map<accel::cuda::ConvKey, accel::cuda::ConvChoice> conv_choices;
+  // Non-null while the stream is captured into a CUDA graph (recording.hpp):
+  // ops are captured, not run, and not timed.
+  AccelRecording* recording = nullptr;
+  bool recording_failed = false;  // a call failed while capturing
 
   ~AccelDevice();  // synchronizes and releases everything; never throws
 };

@@ -487,6 +487,10 @@ OpCost run_checked(AccelDevice& device, const CheckedFusion& fusion,
   bool checks_divisor = false;
   for (int32_t s = 0; s < plan.num_steps; ++s) checks_divisor = checks_divisor || plan.steps[s].checks_divisor;
   checks_divisor = checks_divisor && plan.count > 0;
+  if (checks_divisor && device.recording != nullptr) {
+    // The check reads its flag back on the host, which a CUDA graph cannot.
+    throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED, "an integer division's zero-divisor check cannot be recorded");
+  }
   Scratch divisor_flag(*device.allocator, checks_divisor ? sizeof(int32_t) : 0);
   int32_t* zero_divisor = static_cast<int32_t*>(divisor_flag.get());
   constexpr int32_t kNoZeroDivisor = 0x7F7F7F7F;  // every byte 0x7F, above any instruction index

@@ -9,6 +9,7 @@
 #include "nccl_collectives.hpp"
 #include "op_dispatch.hpp"
 #include "plugin_host.hpp"
+#include "recording.hpp"
 
 #include <accel/plugin/accel_plugin.h>
 #include <accel/plugin/plugin_sdk.hpp>
@@ -196,6 +197,16 @@ AccelStatus* copy_device_to_device(AccelDevice* device, AccelBuffer* source, uin
 AccelStatus* execute(AccelDevice* device, const AccelOpCall* call) {
   return with_device(device, [&](std::vector<AccelOpProfile>& profiles) {
     if (call == nullptr) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "null op call");
+    if (device->recording != nullptr) {
+      // Captured, not run: nothing to time (a replay is one graph launch).
+      try {
+        execute_op(*device, *call);
+      } catch (...) {
+        device->recording_failed = true;
+        throw;
+      }
+      return;
+    }
     device->timer.collect(device->timer.pending() >= kMaxPendingOps, profiles);
     OpTimer::Mark mark = device->timer.begin(device->stream);
     OpCost cost;
@@ -207,6 +218,36 @@ AccelStatus* execute(AccelDevice* device, const AccelOpCall* call) {
     }
     device->timer.end(device->stream, mark, call->sequence, call->op, cost);
   });
+}
+
+// Since 1.5: recordings as CUDA graphs (recording.hpp).
+AccelStatus* recording_begin(AccelDevice* device) {
+  return with_device(device, [&](std::vector<AccelOpProfile>&) { accel::cuda::begin_recording(*device); });
+}
+
+AccelStatus* recording_end(AccelDevice* device, AccelRecording** recording) {
+  return with_device(device, [&](std::vector<AccelOpProfile>&) {
+    if (recording == nullptr) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "null recording pointer");
+    *recording = nullptr;
+    *recording = accel::cuda::end_recording(*device);
+  });
+}
+
+AccelStatus* recording_replay(AccelDevice* device, AccelRecording* recording) {
+  return with_device(device, [&](std::vector<AccelOpProfile>&) {
+    if (recording == nullptr) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "null recording");
+    accel::cuda::replay_recording(*device, *recording);
+  });
+}
+
+void recording_release(AccelDevice* device, AccelRecording* recording) {
+  if (device == nullptr || recording == nullptr) return;
+  std::lock_guard<std::mutex> lock(device->mutex);
+  try {
+    make_current(*device);
+  } catch (...) {
+  }
+  accel::cuda::release_recording(*device, recording);
 }
 
 AccelStatus* synchronize(AccelDevice* device) {
@@ -257,6 +298,10 @@ const AccelPluginApi kApi = {
     memory_info,
     get_extension,
     supports_epilogue,
+    recording_begin,
+    recording_end,
+    recording_replay,
+    recording_release,
 };
 
 }  // namespace

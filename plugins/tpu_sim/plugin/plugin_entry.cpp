@@ -211,6 +211,10 @@ constexpr AccelPluginApi kApi = {
     nullptr,  // memory_info: the core accounts memory per logical device
     get_extension,
     supports_epilogue,
+    nullptr,  // recording_begin .. recording_release: no recording: a compiled step is timed as one program already
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 4
+#define ACCEL_PLUGIN_API_MINOR 5
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -483,6 +483,7 @@ typedef struct AccelMemoryInfo {
 
 typedef struct AccelDevice AccelDevice;               /* opaque, plugin-owned */
 typedef struct AccelPluginContext AccelPluginContext; /* opaque, plugin-owned */
+typedef struct AccelRecording AccelRecording;         /* opaque, plugin-owned (since 1.5) */
 
 /* --------------------------------------------------------------- host API */
 
@@ -555,6 +556,20 @@ typedef struct AccelPluginApi {
      `dtype` and the epilogue `epilogue_flags` / `activation` (AccelEpilogueFlag). */
   int32_t (*supports_epilogue)(AccelDevice* device, AccelOp op, AccelDType dtype, int32_t epilogue_flags,
                                AccelOp activation);
+  /* Since 1.5. Optional (all four NULL: the device does not record). Between
+     recording_begin and recording_end the device records the execute() and
+     copy_device_to_device() calls it is given instead of running them; the
+     recording runs them again, on the same buffers and offsets with the same
+     attributes, at each recording_replay (on a GPU: a CUDA graph, one launch
+     for a whole compiled step). The host records only ops the device claims,
+     never copies to or from the host, and keeps every buffer and everything
+     the attributes point to alive and unchanged until recording_release.
+     A call the device cannot record fails; recording_end must still be
+     called, fails as well and gives no recording. */
+  AccelStatus* (*recording_begin)(AccelDevice* device);
+  AccelStatus* (*recording_end)(AccelDevice* device, AccelRecording** recording);
+  AccelStatus* (*recording_replay)(AccelDevice* device, AccelRecording* recording);
+  void (*recording_release)(AccelDevice* device, AccelRecording* recording);
 } AccelPluginApi;
 
 typedef const AccelPluginApi* (*AccelGetPluginApiFunction)(void);
