@@ -6,11 +6,13 @@
 #include "runtime/dispatch.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/logical_device.hpp"
+#include "runtime/op_registry.hpp"
 
 #include <accel/error.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -24,6 +26,16 @@ constexpr int32_t kMinimumRecordedOps = 2;
 constexpr int32_t kMaximumRecordingsInARow = 3;
 
 bool is_device_op(int32_t op) { return op != kReshapeNode && op != kHostNode && op != kAssignNode; }
+
+// Whether `node` updates its input `value` in place (an optimizer update).
+bool writes_in_place(const Node& node, ValueId value) {
+  if (!is_device_op(node.op)) return node.op == kAssignNode && node.inputs[0] == value;
+  const uint32_t updated = detail::op_info(node.op).updated_inputs;
+  for (size_t input = 0; input < node.inputs.size(); ++input) {
+    if (node.inputs[input] == value && ((updated >> input) & 1u) != 0) return true;
+  }
+  return false;
+}
 
 // ACCEL_RECORDED_REPLAYS=0 dispatches every node (to measure what recording gains).
 bool recording_enabled() {
@@ -49,18 +61,66 @@ GraphExecutor::GraphExecutor(Graph graph, BufferPlan plan) : graph_(std::move(gr
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     for (ValueId input : graph_.nodes[index].inputs) last_reader[static_cast<size_t>(input)] = static_cast<int32_t>(index);
   }
-  std::vector<bool> is_result(graph_.values.size(), false);
-  for (ValueId result : graph_.results) is_result[static_cast<size_t>(result)] = true;
+  is_result_.assign(graph_.values.size(), false);
+  for (ValueId result : graph_.results) is_result_[static_cast<size_t>(result)] = true;
+  const std::vector<bool>& is_result = is_result_;
   released_after_.resize(graph_.nodes.size());
   for (size_t value = 0; value < graph_.values.size(); ++value) {
     if (last_reader[value] >= 0 && !is_result[value] && graph_.values[value].kind == ValueKind::kNodeOutput) {
       released_after_[static_cast<size_t>(last_reader[value])].push_back(static_cast<ValueId>(value));
     }
   }
+  find_staged_parameters();
   find_recorded_runs();
 }
 
 GraphExecutor::~GraphExecutor() = default;
+
+void GraphExecutor::find_staged_parameters() {
+  device_of_.resize(graph_.values.size());
+  for (size_t value = 0; value < graph_.values.size(); ++value) device_of_[value] = graph_.values[value].device;
+  if (!recording_enabled()) return;
+  // Readers of each value, and the values that are reshapes (views) of it.
+  std::vector<std::vector<size_t>> readers(graph_.values.size());
+  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
+    for (ValueId input : graph_.nodes[index].inputs) readers[static_cast<size_t>(input)].push_back(index);
+  }
+  for (size_t position = 0; position < graph_.parameters.size(); ++position) {
+    const ValueId parameter = graph_.parameters[position];
+    detail::LogicalDevice* target = nullptr;
+    bool stageable = true;
+    std::vector<ValueId> views;  // the parameter and its reshapes
+    std::vector<ValueId> pending{parameter};
+    while (!pending.empty() && stageable) {
+      const ValueId value = pending.back();
+      pending.pop_back();
+      views.push_back(value);
+      for (size_t reader : readers[static_cast<size_t>(value)]) {
+        const Node& node = graph_.nodes[reader];
+        if (writes_in_place(node, value)) {
+          stageable = false;  // the caller's tensor must see the update
+          break;
+        }
+        if (node.op == kReshapeNode) {
+          pending.push_back(node.outputs[0]);
+        } else if (!is_device_op(node.op) || node.device == nullptr ||
+                   (target != nullptr && node.device != target) ||
+                   !detail::DeviceRecording::supported(*node.device)) {
+          stageable = false;
+          break;
+        } else {
+          target = node.device;
+        }
+      }
+    }
+    for (ValueId result : graph_.results) {
+      if (std::find(views.begin(), views.end(), result) != views.end()) stageable = false;
+    }
+    if (!stageable || target == nullptr || target == graph_.values[static_cast<size_t>(parameter)].device) continue;
+    staged_parameters_.push_back({position, target, Tensor()});
+    for (ValueId view : views) device_of_[static_cast<size_t>(view)] = target;
+  }
+}
 
 void GraphExecutor::find_recorded_runs() {
   run_starting_at_.assign(graph_.nodes.size(), -1);
@@ -70,15 +130,16 @@ void GraphExecutor::find_recorded_runs() {
            plan_.offsets[static_cast<size_t>(id)] != BufferPlan::kNotPlanned;
   };
   // A device op can be recorded when its attributes are the same every run,
-  // it writes only arena buffers and reads only its own device's values.
+  // it writes only arena buffers or results (kept buffers, copied out) and
+  // reads only its own device's values.
   auto recordable_on = [&](const Node& node) -> detail::LogicalDevice* {
     if (!is_device_op(node.op) || node.refresh || node.device == nullptr) return nullptr;
     if (!detail::DeviceRecording::supported(*node.device)) return nullptr;
     for (ValueId output : node.outputs) {
-      if (!planned(output)) return nullptr;
+      if (!planned(output) && !is_result_[static_cast<size_t>(output)]) return nullptr;
     }
     for (ValueId input : node.inputs) {
-      if (graph_.values[static_cast<size_t>(input)].device != node.device) return nullptr;
+      if (device_of_[static_cast<size_t>(input)] != node.device) return nullptr;
     }
     return node.device;
   };
@@ -145,6 +206,12 @@ std::vector<Tensor> GraphExecutor::run(std::span<const Tensor> arguments) {
   slots_.assign(graph_.values.size(), Tensor());
   for (size_t index = 0; index < graph_.parameters.size(); ++index) {
     slots_[static_cast<size_t>(graph_.parameters[index])] = arguments[index];
+  }
+  for (StagedParameter& staged : staged_parameters_) {
+    const Tensor& argument = arguments[staged.index];
+    if (!staged.buffer.defined()) staged.buffer = Tensor::empty(argument.shape(), argument.dtype(), Device(staged.device));
+    staged.buffer.assign(argument);
+    slots_[static_cast<size_t>(graph_.parameters[staged.index])] = staged.buffer;
   }
   for (size_t index = 0; index < graph_.values.size(); ++index) {
     const Value& value = graph_.values[index];
@@ -216,7 +283,13 @@ size_t GraphExecutor::run_recorded(RecordedRun& run) {
       continue;
     }
     for (ValueId output : node.outputs) {
-      tensors.outputs.push_back(allocate_output(node, output));
+      if (is_result_[static_cast<size_t>(output)]) {
+        Tensor& kept = kept_results_[output];
+        if (!kept.defined()) kept = allocate_output(node, output);
+        tensors.outputs.push_back(kept);
+      } else {
+        tensors.outputs.push_back(allocate_output(node, output));
+      }
       slots_[static_cast<size_t>(output)] = tensors.outputs.back();
     }
     for (const std::vector<Tensor>* tensors_of : {&tensors.inputs, &tensors.outputs}) {
@@ -240,6 +313,16 @@ size_t GraphExecutor::run_recorded(RecordedRun& run) {
       const BoundNode& tensors = bound[index - run.first];
       detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
                           node.has_attributes() ? node.attributes.data() : nullptr);
+    }
+  }
+  // The caller keeps the results: hand out copies, not the kept buffers.
+  for (size_t index = run.first; index < run.end; ++index) {
+    for (ValueId output : graph_.nodes[index].outputs) {
+      if (!is_result_[static_cast<size_t>(output)]) continue;
+      const Tensor& kept = kept_results_.at(output);
+      Tensor copy = Tensor::empty(kept.shape(), kept.dtype(), Device(run.device));
+      copy.assign(kept);
+      slots_[static_cast<size_t>(output)] = std::move(copy);
     }
   }
   for (size_t index = run.first; index < run.end; ++index) release_after(index);

@@ -3,8 +3,9 @@
 // compiled program's temporary buffers), and binds values to tensors for the
 // length of one run. On a device that records (plugin API 1.5: a CUDA graph
 // on the GPU), each run of consecutive nodes that touch only buffers kept
-// from run to run is recorded once and then replayed with one call instead
-// of being dispatched node by node. Not reentrant: Function serializes calls.
+// from run to run (the arena, staged arguments, kept results, captures) is
+// recorded once and then replayed with one call instead of being dispatched
+// node by node. Not reentrant: Function serializes calls.
 #pragma once
 
 #include "graph/graph.hpp"
@@ -49,7 +50,7 @@ class GraphExecutor {
 
  private:
   // Nodes [first, end) on one recording device: device ops whose outputs
-  // are all planned into the arena, and reshapes.
+  // are planned into the arena or kept results, and reshapes.
   struct RecordedRun {
     size_t first = 0;
     size_t end = 0;
@@ -69,6 +70,10 @@ class GraphExecutor {
   };
 
   Tensor allocate_output(const Node& node, ValueId value);
+  // Parameters from another device read only by ops of one recording device
+  // (a batch cut on the host) are copied into a buffer kept on that device
+  // at each call, so that the runs reading them can be recorded too.
+  void find_staged_parameters();
   void find_recorded_runs();
   void run_node(size_t index);
   // Binds the run's outputs, then replays its recording, records it, or
@@ -86,7 +91,20 @@ class GraphExecutor {
   std::vector<Tensor> slots_;
   std::vector<Tensor> node_inputs_;  // run_node's operands, kept to reuse their storage
   std::vector<Tensor> node_outputs_;
+  // Where each value is while the graph runs: its traced device, or the
+  // recording device a staged parameter (and reshapes of it) is copied to.
+  std::vector<detail::LogicalDevice*> device_of_;
+  struct StagedParameter {
+    size_t index = 0;  // among graph_.parameters
+    detail::LogicalDevice* device = nullptr;
+    Tensor buffer;     // allocated on the first call, kept
+  };
+  std::vector<StagedParameter> staged_parameters_;
   std::vector<RecordedRun> recorded_runs_;
+  // Results made inside a recorded run (the step's loss) are written to a
+  // buffer kept from call to call and handed out as a copy.
+  std::vector<bool> is_result_;
+  std::map<ValueId, Tensor> kept_results_;
   std::vector<int32_t> run_starting_at_;  // per node: index into recorded_runs_, or -1
   int64_t recordings_ = 0;
   int64_t recorded_replays_ = 0;
