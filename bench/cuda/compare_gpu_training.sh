@@ -22,7 +22,8 @@
 # CASES (default "cnn@256 cnn@1024 resnet@256"), STEPS (steps per window,
 # default 100), WINDOWS (default 3), WARMUP (warm-up windows, default 1: the
 # first steps pick cuDNN algorithms and fill the allocators' caches), THREADS
-# (host threads of each framework, default all CPUs).
+# (host threads of each framework, default all CPUs), COMPILED (1: also the
+# compiled steps against torch.compile, below).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,3 +52,19 @@ accel_args=(--device /GPU:0)
 torch_args=(--device cuda --threads "$threads")
 targets="*=1.0"
 run_training_comparison
+
+# Compiled steps, with COMPILED=1: accel --jit (runs of each step replayed as
+# CUDA graphs, docs/compiled-steps.md) against torch.compile(mode=
+# "reduce-overhead"), PyTorch's CUDA-graph mode. Opt-in: torch.compile's first
+# steps compile for tens of seconds per model and round.
+if [[ "${COMPILED:-0}" == 1 ]]; then
+  if "$python" -c "import torch; assert hasattr(torch, 'compile')" 2>/dev/null; then
+    echo
+    echo "compiled steps: accel --jit (CUDA graphs) vs torch.compile(mode=\"reduce-overhead\")"
+    accel_args=(--device /GPU:0 --jit)
+    torch_args+=(--compile)
+    run_training_comparison
+  else
+    echo "compiled comparison skipped: $("$python" -c 'import torch; print(torch.__version__)') has no torch.compile"
+  fi
+fi

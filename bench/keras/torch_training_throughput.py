@@ -27,6 +27,11 @@ torch.cuda.synchronize() on the GPU; the warm-up windows are dropped and the
 median window is printed as a RESULT line, as the C++ bench. CPU figures:
 Debian's python3-torch (bench/keras/setup_bench.sh), run with
 /usr/bin/python3, not a pyenv python.
+
+--compile runs the model through torch.compile(mode="reduce-overhead"): the
+forward and backward passes compiled and replayed as CUDA graphs on the GPU,
+the peer of accel's compiled steps (PyTorch 2 only; the first steps, in the
+warm-up windows, compile).
 """
 import argparse
 import os
@@ -151,7 +156,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(parser, sorted(MODELS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--compile", action="store_true", help='torch.compile(mode="reduce-overhead")')
     args = parser.parse_args()
+    if args.compile and not hasattr(torch, "compile"):
+        print(f"skipped: torch {torch.__version__} has no torch.compile")
+        return
 
     if args.device == "cuda" and not torch.cuda.is_available():
         print("skipped: no GPU: torch.cuda.is_available() is False")
@@ -165,6 +174,9 @@ def main():
     model = MODELS[args.model]().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=EPSILON)
     model.train()
+    trainable_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    if args.compile:
+        model = torch.compile(model, mode="reduce-overhead")
 
     n = x.shape[0]
     batches_per_pass = (n + args.batch - 1) // args.batch
@@ -201,13 +213,12 @@ def main():
     rates = [args.steps * args.batch / t for t in times[args.warmup:]]
     rate = statistics.median(rates)
     print("windows (samples/s): " + " ".join(f"{r:.0f}" for r in rates))
-    trainable_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     gpu = f" gpu={torch.cuda.get_device_name(device).replace(' ', '_')}" if args.device == "cuda" else ""
     print(f"RESULT framework=torch model={args.model} batch={args.batch} samples_per_s={rate:.1f} "
           f"step_ms={1e3 * args.batch / rate:.3f} device={args.device}{gpu} trainable_params={trainable_params} "
           f"tf32_settings={precision} threads={torch.get_num_threads()} "
           f"omp_wait_policy={os.environ.get('OMP_WAIT_POLICY', 'default')} data={data_name} "
-          f"final_loss={loss_sum / max(seen, 1):.4f} torch={torch.__version__}")
+          f"final_loss={loss_sum / max(seen, 1):.4f} torch={torch.__version__} compiled={int(args.compile)}")
 
 
 if __name__ == "__main__":
