@@ -9,6 +9,7 @@
 #include "runtime/op_registry.hpp"
 
 #include <accel/error.hpp>
+#include <accel/profiler.hpp>
 
 #include <fmt/format.h>
 
@@ -217,9 +218,11 @@ std::vector<Tensor> GraphExecutor::run(std::span<const Tensor> arguments) {
     const Value& value = graph_.values[index];
     if (value.kind == ValueKind::kCapture || value.kind == ValueKind::kConstant) slots_[index] = value.tensor;
   }
+  // A profiler session wants every op's own time: replays report none.
+  const bool replay = !profiler::is_recording();
   for (size_t index = 0; index < graph_.nodes.size();) {
     const int32_t run = run_starting_at_[index];
-    if (run >= 0 && !recorded_runs_[static_cast<size_t>(run)].given_up) {
+    if (replay && run >= 0 && !recorded_runs_[static_cast<size_t>(run)].given_up) {
       index = run_recorded(recorded_runs_[static_cast<size_t>(run)]);
       continue;
     }

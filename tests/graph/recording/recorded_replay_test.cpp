@@ -12,6 +12,7 @@
 #include <accel/keras/layers.hpp>
 #include <accel/keras/optimizers.hpp>
 #include <accel/keras/sequential.hpp>
+#include <accel/profiler.hpp>
 #include <accel/runtime.hpp>
 
 #include <gtest/gtest.h>
@@ -135,6 +136,29 @@ TEST_F(RecordedReplay, AnArgumentAlsoReadOnTheHostIsNotStaged) {
   EXPECT_EQ(statistics.recorded_runs, 1);  // the first product copies x in itself: the other two are recorded
   EXPECT_EQ(statistics.recorded_nodes, 2);
   EXPECT_EQ(statistics.recordings, 1);
+}
+
+TEST_F(RecordedReplay, AProfiledCallDispatchesNodeByNodeSoEveryOpIsTimed) {
+  const Chain chain = make_chain(kRecording);
+  Function recorded = function([&](const std::vector<Tensor>& arguments) { return chain(arguments); });
+  const Tensor x = argument(kRecording, 40);
+  const std::vector<float> expected = on_host(chain({x})[0]);
+  for (int call = 0; call < 3; ++call) recorded({x});  // traced, recorded, replayed
+  ASSERT_EQ(recorded.statistics().recorded_replays, 2);
+
+  profiler::start();
+  EXPECT_EQ(on_host(recorded({x})[0]), expected);
+  profiler::stop();
+  int products = 0;
+  for (const profiler::OpRecord& record : profiler::records()) {
+    if (record.op == "MatMul" && record.device.find("RECORDING") != std::string::npos) ++products;
+  }
+  EXPECT_EQ(products, 3);
+  EXPECT_EQ(recorded.statistics().recorded_replays, 2);  // not replayed while profiled
+
+  EXPECT_EQ(on_host(recorded({x})[0]), expected);  // the recording is still valid afterwards
+  EXPECT_EQ(recorded.statistics().recorded_replays, 3);
+  EXPECT_EQ(recorded.statistics().recordings, 1);
 }
 
 // The MLP trained with compiled steps on the recording device against the

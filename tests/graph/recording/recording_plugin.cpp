@@ -3,7 +3,8 @@
 // runs every op the host kernels run, bit for bit as the CPU plugin does.
 // Between recording_begin and recording_end, execute() and
 // copy_device_to_device() only append the call (operands, a copy of the
-// attributes) to the recording; recording_replay runs the list again. The
+// attributes) to the recording; recording_replay runs the list again. Ops
+// run by themselves are reported to the profiler; replays are not. The
 // runtime setting "recording_test.refuse_op" (an op-set name such as "RELU")
 // makes recording that op fail, as a CUDA stream capture fails on a call it
 // cannot capture.
@@ -49,6 +50,7 @@ namespace {
 const AccelHostApi* host = nullptr;
 
 struct Device {
+  void* host_context = nullptr;  // for report_op
   std::mutex mutex;
   AccelRecording* recording = nullptr;  // non-null while recording
   bool recording_failed = false;
@@ -78,7 +80,8 @@ AccelStatus* physical_device_info(AccelPluginContext*, int32_t, AccelDeviceInfo*
   return nullptr;
 }
 
-AccelStatus* device_open(AccelPluginContext*, const AccelDeviceOptions*, AccelDevice** device) {
+AccelStatus* device_open(AccelPluginContext*, const AccelDeviceOptions* options, AccelDevice** device) {
+  only_device.host_context = options->host_context;
   *device = reinterpret_cast<AccelDevice*>(&only_device);
   return nullptr;
 }
@@ -180,6 +183,14 @@ AccelStatus* execute(AccelDevice* device, const AccelOpCall* call) {
     Device& state = device_of(device);
     if (state.recording == nullptr) {
       run_call(recorded);
+      // Each op run by itself is reported (its time is not measured here);
+      // a replay reports nothing, as a CUDA graph launch times no kernel.
+      AccelOpProfile profile{};
+      profile.struct_size = sizeof(profile);
+      profile.sequence = call->sequence;
+      profile.op = call->op;
+      profile.time_source = ACCEL_TIME_WALL;
+      host->report_op(state.host_context, &profile);
       return;
     }
     if (refused(call->op)) {
