@@ -64,10 +64,9 @@ GraphExecutor::GraphExecutor(Graph graph, BufferPlan plan) : graph_(std::move(gr
   }
   is_result_.assign(graph_.values.size(), false);
   for (ValueId result : graph_.results) is_result_[static_cast<size_t>(result)] = true;
-  const std::vector<bool>& is_result = is_result_;
   released_after_.resize(graph_.nodes.size());
   for (size_t value = 0; value < graph_.values.size(); ++value) {
-    if (last_reader[value] >= 0 && !is_result[value] && graph_.values[value].kind == ValueKind::kNodeOutput) {
+    if (last_reader[value] >= 0 && !is_result_[value] && graph_.values[value].kind == ValueKind::kNodeOutput) {
       released_after_[static_cast<size_t>(last_reader[value])].push_back(static_cast<ValueId>(value));
     }
   }
@@ -81,7 +80,7 @@ void GraphExecutor::find_staged_parameters() {
   device_of_.resize(graph_.values.size());
   for (size_t value = 0; value < graph_.values.size(); ++value) device_of_[value] = graph_.values[value].device;
   if (!recording_enabled()) return;
-  // Readers of each value, and the values that are reshapes (views) of it.
+  // The nodes that read each value.
   std::vector<std::vector<size_t>> readers(graph_.values.size());
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     for (ValueId input : graph_.nodes[index].inputs) readers[static_cast<size_t>(input)].push_back(index);
@@ -90,7 +89,9 @@ void GraphExecutor::find_staged_parameters() {
     const ValueId parameter = graph_.parameters[position];
     detail::LogicalDevice* target = nullptr;
     bool stageable = true;
-    std::vector<ValueId> views;  // the parameter and its reshapes
+    // Every reader of the parameter and of its reshapes (views of it) must
+    // be an op of the same recording device that does not write it.
+    std::vector<ValueId> views;
     std::vector<ValueId> pending{parameter};
     while (!pending.empty() && stageable) {
       const ValueId value = pending.back();
