@@ -2,12 +2,15 @@
 // strategy's scope): on two logical CPUs, the tutorial CNN and an MLP trained
 // for 50 steps of SGD with momentum and of Adam, compiled vs eager from the
 // same weights: losses within 1e-5 relative at every step, final weights
-// within 1e-4 of max|w|; each replica traces once and replays after.
+// within 1e-4 of max|w|; each replica traces once and replays after. A
+// weight the loss does not reach is skipped by the optimizer in both modes,
+// as Keras skips a variable without a gradient.
 #include <accel/accel.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/keras/losses.hpp>
+#include <accel/keras/optimizers.hpp>
 
 #include <gtest/gtest.h>
 
@@ -68,6 +71,64 @@ Trained train(bool cnn, OptimizerKind optimizer, bool compiled) {
     }
   }
   return {losses->losses, weight_values(*model)};
+}
+
+// Scales its input by a trainable vector and owns a second one it never
+// uses: the loss does not reach that one, so it has no gradient.
+class ScaleWithSpareWeight final : public keras::Layer {
+ public:
+  ScaleWithSpareWeight() : Layer("ScaleWithSpareWeight", "") {}
+  keras::LayerShape compute_output_shape(const keras::LayerShape& input_shape) const override { return input_shape; }
+
+ protected:
+  void build_weights(const keras::LayerShape& input_shape) override {
+    scale_ = add_weight("scale", Shape{input_shape.back()}, keras::Ones());
+    spare_ = add_weight("spare", Shape{input_shape.back()}, keras::Ones());
+  }
+  Tensor call(const Tensor& inputs, bool) override { return ops::mul(inputs, scale_.value()); }
+
+ private:
+  Variable scale_;
+  Variable spare_;
+};
+
+Trained train_with_spare_weight(bool compiled) {
+  MirroredStrategy strategy(cpu_devices(2));
+  std::shared_ptr<keras::Sequential> model;
+  {
+    keras::set_random_seed(77);
+    auto scope = strategy.scope();
+    model = std::make_shared<keras::Sequential>(std::vector<std::shared_ptr<keras::Layer>>{
+        std::make_shared<keras::Flatten>(), std::make_shared<keras::Dense>(16), std::make_shared<ScaleWithSpareWeight>(),
+        std::make_shared<keras::Dense>(10)});
+    model->build({keras::kUnknownDim, kImageSize, kImageSize, 1});
+    // AdamW decays every weight it updates, even with a zero gradient: a
+    // weight given zeros instead of no gradient would move.
+    model->compile(std::make_shared<keras::AdamW>(keras::AdamWOptions{.weight_decay = 0.1}),
+                   std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                   {}, {.jit_compile = compiled});
+  }
+  const SyntheticImages data = synthetic_images(10 * kGlobalBatch);
+  auto losses = std::make_shared<BatchLosses>();
+  model->fit(data.images, data.labels, {.batch_size = kGlobalBatch, .verbose = 0, .callbacks = {losses}, .seed = 5});
+  return {losses->losses, weight_values(*model)};
+}
+
+TEST(CompiledStrategyTest, AWeightTheLossDoesNotReachIsSkippedAsInEager) {
+  in_fresh_process([] {
+    split_cpu(2);
+    const Trained eager = train_with_spare_weight(false);
+    const Trained compiled = train_with_spare_weight(true);
+    ASSERT_EQ(eager.weights.size(), compiled.weights.size());
+    // The weights in order: Dense kernel and bias, scale, spare, Dense kernel and bias.
+    const std::vector<float>& spare = compiled.weights[3];
+    for (float value : spare) ASSERT_EQ(value, 1.0f) << "the optimizer updated a weight without a gradient";
+    EXPECT_EQ(eager.weights[3], spare);
+    EXPECT_NE(compiled.weights[2], spare);  // the scale next to it did train
+    for (size_t step = 0; step < eager.losses.size(); ++step) {
+      EXPECT_NEAR(compiled.losses[step], eager.losses[step], 1e-5 * std::max(1.0, std::abs(eager.losses[step])));
+    }
+  });
 }
 
 void expect_compiled_matches_eager(bool cnn, OptimizerKind optimizer) {

@@ -135,10 +135,9 @@ std::vector<Tensor> Model::replica_forward_backward(const Tensor& x, const Tenso
   std::vector<Tensor> results{loss, y_pred};
   for (size_t index = 0; index < weights.size(); ++index) {
     // A compiled pass returns a tensor for every weight: a weight the loss
-    // does not reach gets zeros (eager skips it, as Keras does).
-    if (!gradients[index].defined() && jit_compile_) {
-      gradients[index] = ops::zeros(weights[index].shape(), weights[index].dtype());
-    }
+    // does not reach gets an empty one, which replica_train_step turns back
+    // into no gradient, so the optimizer skips the weight as Keras does.
+    if (!gradients[index].defined() && jit_compile_) gradients[index] = ops::zeros(Shape{0}, weights[index].dtype());
     results.push_back(std::move(gradients[index]));
   }
   return results;
@@ -161,7 +160,9 @@ void Model::replica_train_step(const Tensor& x, const Tensor& y) {
                              : nullptr;
     const std::vector<Tensor> results = compiled != nullptr ? (*compiled)({x, y}) : replica_forward_backward(x, y);
     for (size_t index = 0; index < weights.size(); ++index) {
-      gradients_and_variables.emplace_back(results[2 + index], weights[index]);
+      const Tensor& gradient = results[2 + index];
+      const bool reached = gradient.defined() && gradient.element_count() == weights[index].shape().element_count();
+      gradients_and_variables.emplace_back(reached ? gradient : Tensor(), weights[index]);
     }
     result.loss = results[0];
     result.prediction = results[1];
