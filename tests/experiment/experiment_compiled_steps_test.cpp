@@ -93,12 +93,13 @@ TEST(CompiledSteps, ACompiledRunRecordsWhatCompilingItsStepDid) {
 
 // The quickstart's CNN on the emulated TPU v4, eager vs compiled: fusion and
 // on-chip residency keep intermediates out of HBM, and the ReLU mask and bias
-// gradient run on the pooled tensor (simplify_pooling_gradients). At batch 32
-// (the quickstart's) the emulator gives 61.2 MB vs 19.8 MB per step (3.09x);
-// what remains compiled is mostly MaxPoolGrad (reads the unpooled activations,
-// writes their gradient), the weight gradient's read of it, the convolutions
-// and Adam's update. At batch 64 the ratio is 2.85x: the activations outgrow
-// the half of VMEM that keeps them. The emulator's figures are deterministic.
+// gradient run on the pooled tensor (simplify_pooling_gradients), and the
+// pooling gradient is made inside the filter gradient's kernel (never in
+// HBM). At batch 32 (the quickstart's) the emulator gives 61.2 MB vs 14.3 MB
+// per step (4.28x; 19.8 MB, 3.09x, with MaxPoolGrad and the filter gradient
+// as two kernels); what remains compiled is mostly the read of the unpooled
+// activations, the convolutions and Adam's update. The emulator's figures
+// are deterministic.
 TEST(CompiledSteps, OnTheEmulatedTpuCompiledStepsMoveLessHbmTrafficThanEager) {
   const fs::path out = scratch_dir("compiled_tpu");
   const fs::path file = quickstart_like(out.string() + "_files", R"(

@@ -13,10 +13,12 @@
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <initializer_list>
 #include <map>
-#include <tuple>
+#include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "timing/interconnect_model.hpp"
@@ -547,6 +549,68 @@ TEST(TpuSimTable, RunsAndTimesFusedKernels) {
   EXPECT_EQ(value, 256 * 0.25f + 0.5f);
   for (AccelBuffer* buffer : {x.buffer, bias.buffer, y.buffer, w.buffer, out.buffer}) {
     system.api()->buffer_free(device, buffer);
+  }
+}
+
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER (plugin API 1.4): the emulator
+// claims it, computes the numbers its two ops compute here (bf16 MXU
+// operands) bit for bit, and times one kernel that never writes or reads
+// the pooling gradient in HBM.
+TEST(TpuSimTable, PoolingGradientFusedIntoTheFilterGradientIsOneKernelWithTheTwoOpsNumbers) {
+  EmulatedSystem system({});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const AccelPluginApi& api = *system.api();
+  ASSERT_EQ(api.supports_op(device, ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER, ACCEL_DTYPE_F32), 1);
+
+  // The tutorial CNN's block at batch 8: x [8,28,28,1], conv 3x3 to [8,26,26,32], pool 2x2 to [8,13,13,32].
+  auto filled = [&](std::vector<int64_t> shape, float scale) {
+    DeviceTensor tensor = allocate(system, device, shape);
+    const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+    std::vector<float> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = scale * static_cast<float>((i * 7919) % 1009) / 1009.0f;
+    EXPECT_EQ(take(api.copy_host_to_device(device, values.data(), tensor.buffer, 0, values.size() * 4)), ACCEL_STATUS_OK);
+    return tensor;
+  };
+  const DeviceTensor x = filled({8, 28, 28, 1}, 1.0f), pool_x = filled({8, 26, 26, 32}, 2.0f),
+                     pool_dy = filled({8, 13, 13, 32}, 0.3f);
+  const DeviceTensor pooling_gradient = allocate(system, device, {8, 26, 26, 32});
+  const DeviceTensor separate = allocate(system, device, {3, 3, 1, 32}), fused = allocate(system, device, {3, 3, 1, 32});
+  const AccelConv2dAttributes convolution{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
+  const AccelPoolAttributes pool{sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0};
+  auto run = [&](AccelOp op, std::vector<AccelTensor> inputs, const AccelTensor& output, const void* attributes) {
+    AccelOpCall call{};
+    call.struct_size = sizeof(call);
+    call.op = op;
+    call.num_inputs = static_cast<int32_t>(inputs.size());
+    call.inputs = inputs.data();
+    call.num_outputs = 1;
+    call.outputs = &output;
+    call.attributes = attributes;
+    g_reports.clear();
+    EXPECT_EQ(take(api.execute(device, &call)), ACCEL_STATUS_OK) << static_cast<int>(op);
+    EXPECT_EQ(g_reports.size(), 1u);
+    return g_reports.empty() ? AccelOpProfile{} : g_reports[0];
+  };
+  const AccelOpProfile routing = run(ACCEL_OP_MAX_POOL_BACKWARD, {pool_x.tensor, pool_dy.tensor}, pooling_gradient.tensor, &pool);
+  const AccelOpProfile filter_gradient =
+      run(ACCEL_OP_CONV2D_BACKWARD_FILTER, {x.tensor, pooling_gradient.tensor}, separate.tensor, &convolution);
+  const AccelPoolFilterGradientAttributes both{sizeof(AccelPoolFilterGradientAttributes), convolution, pool};
+  const AccelOpProfile one_kernel = run(ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER,
+                                        {x.tensor, pool_x.tensor, pool_dy.tensor}, fused.tensor, &both);
+
+  std::vector<float> expected(3 * 3 * 32), actual(3 * 3 * 32);
+  ASSERT_EQ(take(api.copy_device_to_host(device, separate.buffer, 0, expected.data(), expected.size() * 4)), ACCEL_STATUS_OK);
+  ASSERT_EQ(take(api.copy_device_to_host(device, fused.buffer, 0, actual.data(), actual.size() * 4)), ACCEL_STATUS_OK);
+  EXPECT_EQ(actual, expected);
+
+  const double gradient_bytes = 8.0 * 26 * 26 * 32 * 4;
+  // The two ops write the pooling gradient and read it back at least once; the kernel does neither.
+  EXPECT_LE(one_kernel.bytes_accessed + 2 * gradient_bytes, routing.bytes_accessed + filter_gradient.bytes_accessed);
+  EXPECT_LT(one_kernel.cycles, routing.cycles + filter_gradient.cycles);
+  EXPECT_EQ(one_kernel.flops, filter_gradient.flops);
+  for (AccelBuffer* buffer : {x.buffer, pool_x.buffer, pool_dy.buffer, pooling_gradient.buffer, separate.buffer, fused.buffer}) {
+    api.buffer_free(device, buffer);
   }
 }
 

@@ -193,7 +193,7 @@ bool epilogue_is_known(AccelOp op, std::int32_t flags, AccelOp activation) noexc
 }
 
 bool is_fused_kernel(AccelOp op, const void* attributes) noexcept {
-  if (op == ACCEL_OP_FUSED_ELEMENTWISE) return true;
+  if (op == ACCEL_OP_FUSED_ELEMENTWISE || op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) return true;
   std::int32_t flags = 0;
   AccelOp activation = ACCEL_OP_RELU;
   if (op == ACCEL_OP_MATMUL) {

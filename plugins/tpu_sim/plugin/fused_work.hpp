@@ -60,8 +60,9 @@ EpilogueSummary read_epilogue(AccelOp op, const void* attributes, std::size_t nu
 // RELU, SIGMOID or TANH.
 bool epilogue_is_known(AccelOp op, std::int32_t flags, AccelOp activation) noexcept;
 
-// True for the kernels only a compiled program sends: FUSED_ELEMENTWISE and
-// MXU ops with an epilogue (vmem_residency's "fused" mode keys on them).
+// True for the kernels only a compiled program sends: FUSED_ELEMENTWISE,
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER and MXU ops with an epilogue
+// (vmem_residency's "fused" mode keys on them).
 bool is_fused_kernel(AccelOp op, const void* attributes) noexcept;
 
 }  // namespace accel::tpu_sim

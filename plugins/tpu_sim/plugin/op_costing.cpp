@@ -4,7 +4,8 @@
 // its elements, whose HBM traffic is the bytes of the tensors it reads and
 // writes (so data movement ops cost what they move). A fusion is one vector
 // kernel over its iteration shape that reads its external inputs and writes
-// its outputs once; an epilogue is vector work overlapped with its MXU op.
+// its outputs once; an epilogue is vector work overlapped with its MXU op, and
+// so is the pooling gradient of MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER.
 // Inputs found on chip (VMEM or CMEM residency) cost no HBM traffic.
 #include "op_costing.hpp"
 
@@ -366,9 +367,54 @@ OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const
   return cost;
 }
 
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER as one kernel: the vector unit
+// routes pool_dy through pool_x's windows a few images ahead of the MXU,
+// which sums the filter gradient from what it routed, so the pooling
+// gradient (the size of the convolution's output) never goes to HBM. The
+// routing overlaps the GEMM as an epilogue's vector work does, and its
+// operands are read once.
+OpCost pool_filter_gradient(const tpu::TimingModel& model, std::span<const HostTensor> in,
+                            std::span<const HostTensor> out, const void* attributes, const OnChipInputs& reads) {
+  OpCost cost;
+  const auto* attributes_given = static_cast<const AccelPoolFilterGradientAttributes*>(attributes);
+  if (attributes_given == nullptr || attributes_given->struct_size < sizeof(AccelPoolFilterGradientAttributes) ||
+      in.size() != 3 || out.size() != 1) {
+    throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT,
+                           "MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER takes x, pool_x, pool_dy, gives dfilter, and "
+                           "needs AccelPoolFilterGradientAttributes");
+  }
+  const AccelPoolFilterGradientAttributes& fused = *attributes_given;
+  const HostTensor &x = in[0], &pool_x = in[1], &pool_dy = in[2], &dfilter = out[0];
+  // dfilter[R*S*C, K] = im2col(x)^T . dy[N*OH*OW, K], dy shaped as pool_x.
+  const tpu::GemmShape gemm{dfilter.shape[0] * dfilter.shape[1] * dfilter.shape[2], dfilter.shape[3],
+                            elements(pool_x) / std::max<std::int64_t>(1, dim(pool_x, 1))};
+  OpTiming timing = gemm_op(model, "max_pool_backward_conv2d_backward_filter", gemm, {bytes(x), 0, bytes(dfilter)},
+                            x.dtype, out);
+  if (reads.on_chip(0) && timing.hbm.input > 0) {
+    count_on_chip(cost, reads.cmem(0), timing.hbm.input);
+    timing.hbm.input = 0;
+  }
+  tpu::EpilogueWork routing;
+  routing.elements = elements(pool_dy) * pool_window(&fused.pool);  // a compare and select per window cell
+  routing.instructions_per_element = 1;
+  for (const std::size_t index : {std::size_t{1}, std::size_t{2}}) {
+    if (reads.on_chip(index)) {
+      count_on_chip(cost, reads.cmem(index), bytes(in[index]));
+      routing.vmem_bytes_read += bytes(in[index]);
+    } else {
+      routing.bytes_read += bytes(in[index]);
+    }
+  }
+  cost.timing = model.with_epilogue(std::move(timing), routing);
+  return cost;
+}
+
 OpCost cost_of(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
                std::span<const HostTensor> outputs, const void* attributes, const OnChipInputs& reads) {
   if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, reads);
+  if (op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) {
+    return pool_filter_gradient(model, inputs, outputs, attributes, reads);
+  }
   if (op == ACCEL_OP_MATMUL) return matmul(model, inputs, outputs, attributes, reads);
   if (runs_on_mxu(op)) return convolution(model, op, inputs, outputs, attributes, reads);
   return vector_unit_op(model, op, inputs, outputs, attributes, reads);

@@ -6,6 +6,8 @@
 //    per-thread scratch buffers that are reused, then run the float32 kernel,
 //    which accumulates in fp32 -- what the MXU does. Vector ops compute in fp32,
 //    and so do epilogues, after the accumulation (EpilogueRounding::kAsPlainOps).
+//    MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER runs as its two ops do here:
+//    the pooling gradient in fp32, then the filter gradient from bf16 operands.
 //    A timing-only system (tpu_sim.values=none) skips this part.
 //  - Timing: op_costing gives the op's cycles, with the inputs the core's
 //    on-chip residency still holds read from VMEM or CMEM; the op starts where the
@@ -36,10 +38,12 @@ using host_kernels::HostTensor;
 // The emulated HBM is host memory.
 host_kernels::HostBufferView view_of(const AccelBuffer* buffer) { return {buffer->data, buffer->bytes}; }
 
-// Per-thread scratch for the bf16-rounded MXU operands; it only grows, so a
-// training loop allocates it once.
+// Per-thread scratch for the bf16-rounded MXU operands (0 and 1) and the
+// pooling gradient a MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER makes before
+// rounding it (2); it only grows, so a training loop allocates it once.
+constexpr int kPoolingGradientScratch = 2;
 std::byte* mxu_scratch(int operand, size_t bytes) {
-  thread_local std::array<std::vector<std::uint64_t>, 2> scratch;
+  thread_local std::array<std::vector<std::uint64_t>, 3> scratch;
   auto& buffer = scratch[static_cast<size_t>(operand)];
   if (buffer.size() * sizeof(std::uint64_t) < bytes) buffer.resize((bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   return reinterpret_cast<std::byte*>(buffer.data());
@@ -98,6 +102,26 @@ std::int64_t record_on_timeline(TensorCore& core, const tpu::OpTiming& timing) {
 
 }  // namespace
 
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER with the numbers of its two ops
+// on this device: the pooling gradient on the vector unit in its own dtype,
+// then the filter gradient on the MXU from both operands rounded to bf16.
+void run_pool_filter_gradient(host_kernels::HostOperands& inputs, std::span<const HostTensor> outputs,
+                              const void* attributes) {
+  const auto* fused = static_cast<const AccelPoolFilterGradientAttributes*>(attributes);  // checked by costing
+  HostTensor pooling_gradient = inputs[1];  // pool_x's shape and dtype
+  std::int64_t count = 1;
+  for (int32_t axis = 0; axis < pooling_gradient.rank; ++axis) count *= pooling_gradient.shape[axis];
+  pooling_gradient.data =
+      mxu_scratch(kPoolingGradientScratch, static_cast<size_t>(count) * sdk::dtype_size(pooling_gradient.dtype));
+  const HostTensor pooling_inputs[] = {inputs[1], inputs[2]};
+  host_kernels::execute(ACCEL_OP_MAX_POOL_BACKWARD, pooling_inputs, {&pooling_gradient, 1}, &fused->pool);
+  HostTensor x = inputs[0];
+  round_operand_to_bf16(x, 0);
+  round_operand_to_bf16(pooling_gradient, 1);
+  const HostTensor filter_inputs[] = {x, pooling_gradient};
+  host_kernels::execute(ACCEL_OP_CONV2D_BACKWARD_FILTER, filter_inputs, outputs, &fused->convolution);
+}
+
 void execute_call(AccelDevice& device, const AccelOpCall& call) {
   if (call.struct_size < sizeof(AccelOpCall)) {
     throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, "AccelOpCall struct too small");
@@ -123,7 +147,9 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
   // Before the MXU inputs are replaced by their bf16 copies below.
   const std::vector<HostTensor> written = written_tensors(call.op, inputs.span(), outputs.span());
 
-  if (!core.timing_only) {  // a timing-only system has no values to compute
+  if (!core.timing_only && call.op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) {
+    run_pool_filter_gradient(inputs, outputs.span(), call.attributes);
+  } else if (!core.timing_only) {  // a timing-only system has no values to compute
     if (runs_on_mxu(call.op) && inputs.size() >= 2) {
       round_operand_to_bf16(inputs[0], 0);
       round_operand_to_bf16(inputs[1], 1);

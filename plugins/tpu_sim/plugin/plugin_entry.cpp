@@ -122,12 +122,11 @@ AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* 
 
 void device_close(AccelDevice* device) noexcept { delete device; }
 
-// Every op the host kernels run, FUSED_ELEMENTWISE included: they compute
-// its numbers, op_costing times it. Not MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER
-// (1.4): the timing model has no cost for it yet, so a compiled step keeps the
-// two ops it stands for, each timed as before.
+// Every op the host kernels run, FUSED_ELEMENTWISE and
+// MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER included: they compute its numbers
+// (the latter as its two ops, with the MXU's bf16 operands), op_costing
+// times it.
 int32_t supports_op(AccelDevice*, AccelOp op, AccelDType dtype) noexcept {
-  if (op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) return 0;
   return host_kernels::supports(op, dtype) ? 1 : 0;
 }
 
