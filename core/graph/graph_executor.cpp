@@ -118,7 +118,7 @@ void GraphExecutor::find_staged_parameters() {
     for (ValueId result : graph_.results) {
       if (std::find(views.begin(), views.end(), result) != views.end()) stageable = false;
     }
-    if (!stageable || target == nullptr || target == graph_.values[static_cast<size_t>(parameter)].device) continue;
+    if (!stageable || target == nullptr) continue;
     staged_parameters_.push_back({position, target, Tensor()});
     for (ValueId view : views) device_of_[static_cast<size_t>(view)] = target;
   }

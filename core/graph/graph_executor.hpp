@@ -70,9 +70,10 @@ class GraphExecutor {
   };
 
   Tensor allocate_output(const Node& node, ValueId value);
-  // Parameters from another device read only by ops of one recording device
-  // (a batch cut on the host) are copied into a buffer kept on that device
-  // at each call, so that the runs reading them can be recorded too.
+  // Parameters read only by ops of one recording device (a batch cut on the
+  // host, or one a strategy copied to the device in a new buffer) are copied
+  // into a buffer kept on that device at each call, so that the runs reading
+  // them can be recorded too.
   void find_staged_parameters();
   void find_recorded_runs();
   void run_node(size_t index);

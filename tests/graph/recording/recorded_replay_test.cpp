@@ -73,9 +73,18 @@ TEST_F(RecordedReplay, ReplaysTheRunWhileItsBuffersStayAndMatchesDispatch) {
   EXPECT_EQ(statistics.recording_reason, "");
 }
 
+// x, also read by a host op, is not staged: the products read the caller's
+// buffer, a new one at every call.
+std::vector<Tensor> chain_and_host_square(const Chain& chain, const std::vector<Tensor>& arguments) {
+  std::vector<Tensor> results = chain(arguments);
+  DeviceScope on_host("/CPU:0");
+  results.push_back(ops::mul(arguments[0], arguments[0]));
+  return results;
+}
+
 TEST_F(RecordedReplay, RecordsAgainWhenBuffersMoveAndGivesUpWhenTheyKeepMoving) {
   const Chain chain = make_chain(kRecording);
-  Function recorded = function([&](const std::vector<Tensor>& arguments) { return chain(arguments); });
+  Function recorded = function([&](const std::vector<Tensor>& arguments) { return chain_and_host_square(chain, arguments); });
   for (uint64_t call = 0; call < 6; ++call) {
     const Tensor x = argument(kRecording, 10 + call);  // a new buffer every call
     EXPECT_EQ(on_host(recorded({x})[0]), on_host(chain({x})[0])) << "call " << call;
@@ -122,14 +131,22 @@ TEST_F(RecordedReplay, ANewHostBatchEveryCallIsStagedOntoTheDeviceAndTheRunRepla
   EXPECT_EQ(statistics.recorded_replays, 4);
 }
 
+TEST_F(RecordedReplay, ANewDeviceBufferEveryCallIsStagedToo) {
+  const Chain chain = make_chain(kRecording);
+  Function recorded = function([&](const std::vector<Tensor>& arguments) { return chain(arguments); });
+  for (uint64_t call = 0; call < 5; ++call) {
+    const Tensor x = argument(kRecording, 50 + call);  // as a strategy copies each batch to its device
+    EXPECT_EQ(on_host(recorded({x})[0]), on_host(chain({x})[0])) << "call " << call;
+  }
+  const FunctionStatistics statistics = recorded.statistics();
+  EXPECT_EQ(statistics.recorded_runs, 1);
+  EXPECT_EQ(statistics.recordings, 1);
+  EXPECT_EQ(statistics.recorded_replays, 4);
+}
+
 TEST_F(RecordedReplay, AnArgumentAlsoReadOnTheHostIsNotStaged) {
   const Chain chain = make_chain(kRecording);
-  Function recorded = function([&](const std::vector<Tensor>& arguments) {
-    std::vector<Tensor> results = chain(arguments);
-    DeviceScope on_host("/CPU:0");
-    results.push_back(ops::mul(arguments[0], arguments[0]));  // also read by a host op
-    return results;
-  });
+  Function recorded = function([&](const std::vector<Tensor>& arguments) { return chain_and_host_square(chain, arguments); });
   const Tensor x = argument("/CPU:0", 30);
   for (int call = 0; call < 3; ++call) EXPECT_EQ(on_host(recorded({x})[0]), on_host(chain({x})[0]));
   const FunctionStatistics statistics = recorded.statistics();
