@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <string_view>
 
 namespace accel::graph {
@@ -346,7 +347,7 @@ void GraphExecutor::record(RecordedRun& run, std::span<const BoundNode> bound) {
   }
   try {
     detail::DeviceRecording::begin(*run.device);
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     give_up(run, error.what());
     return;
   }
@@ -358,14 +359,14 @@ void GraphExecutor::record(RecordedRun& run, std::span<const BoundNode> bound) {
     try {
       detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
                           node.has_attributes() ? node.attributes.data() : nullptr);
-    } catch (const Error& error) {
+    } catch (const std::exception& error) {  // any error: the device must still stop recording
       failure = fmt::format("recording node {} ({}): {}", index, node_name(node.op), error.what());
     }
   }
   try {
     std::unique_ptr<detail::DeviceRecording> recording = detail::DeviceRecording::end(*run.device);
     if (failure.empty()) run.recording = std::move(recording);
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     if (failure.empty()) failure = error.what();
   }
   if (!failure.empty()) {
@@ -382,9 +383,10 @@ void GraphExecutor::give_up(RecordedRun& run, const std::string& reason) {
   run.given_up = true;
   run.recording.reset();
   run.operands.clear();
-  recording_reason_ = fmt::format("nodes {}..{} on {}: {}", run.first, run.end - 1, run.device->name(), reason);
+  const std::string nodes = fmt::format("nodes {}..{} on {}", run.first, run.end - 1, run.device->name());
+  recording_reason_ = nodes + ": " + reason;
   detail::runtime_log().info("compiled step: {} are dispatched one by one instead of replayed as a recording ({})",
-                             fmt::format("nodes {}..{} on {}", run.first, run.end - 1, run.device->name()), reason);
+                             nodes, reason);
 }
 
 }  // namespace accel::graph
