@@ -108,14 +108,7 @@ int64_t Function::trace_count() const {
 FunctionStatistics Function::statistics() const {
   std::lock_guard lock(state_->mutex);
   FunctionStatistics statistics = state_->latest ? state_->latest->statistics : FunctionStatistics{};
-  if (state_->latest && state_->latest->executor) {
-    const graph::RecordingStatistics recording = state_->latest->executor->recording_statistics();
-    statistics.recorded_runs = recording.recorded_runs;
-    statistics.recorded_nodes = recording.recorded_nodes;
-    statistics.recordings = recording.recordings;
-    statistics.recorded_replays = recording.recorded_replays;
-    statistics.recording_reason = recording.recording_reason;
-  }
+  if (state_->latest && state_->latest->executor) state_->latest->executor->add_recording_statistics(statistics);
   statistics.traces = state_->traces;
   statistics.replays = state_->replays;
   statistics.eager_calls = state_->eager_calls;

@@ -174,8 +174,9 @@ void GraphExecutor::find_recorded_runs() {
   }
 }
 
-RecordingStatistics GraphExecutor::recording_statistics() const {
-  RecordingStatistics statistics;
+void GraphExecutor::add_recording_statistics(FunctionStatistics& statistics) const {
+  statistics.recorded_runs = 0;
+  statistics.recorded_nodes = 0;
   for (const RecordedRun& run : recorded_runs_) {
     if (run.given_up) continue;
     ++statistics.recorded_runs;
@@ -186,7 +187,6 @@ RecordingStatistics GraphExecutor::recording_statistics() const {
   statistics.recordings = recordings_;
   statistics.recorded_replays = recorded_replays_;
   statistics.recording_reason = recording_reason_;
-  return statistics;
 }
 
 Tensor GraphExecutor::allocate_output(const Node& node, ValueId id) {

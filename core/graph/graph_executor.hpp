@@ -11,6 +11,8 @@
 #include "graph/graph.hpp"
 #include "graph/passes/passes.hpp"
 
+#include <accel/function.hpp>
+
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -26,15 +28,6 @@ class DeviceRecording;
 
 namespace accel::graph {
 
-// What recording did for one executor (FunctionStatistics names the fields).
-struct RecordingStatistics {
-  int32_t recorded_runs = 0;   // runs of nodes a device records
-  int32_t recorded_nodes = 0;  // device ops in them
-  int64_t recordings = 0;      // times a run was recorded
-  int64_t recorded_replays = 0;
-  std::string recording_reason;  // why the latest run given up was given up, or ""
-};
-
 class GraphExecutor {
  public:
   GraphExecutor(Graph graph, BufferPlan plan);
@@ -46,7 +39,8 @@ class GraphExecutor {
 
   const Graph& graph() const noexcept { return graph_; }
   const BufferPlan& plan() const noexcept { return plan_; }
-  RecordingStatistics recording_statistics() const;
+  // Fills the recording fields of `statistics` (recorded_runs ... recording_reason).
+  void add_recording_statistics(FunctionStatistics& statistics) const;
 
  private:
   // Nodes [first, end) on one recording device: device ops whose outputs

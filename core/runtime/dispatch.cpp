@@ -167,11 +167,13 @@ std::vector<Tensor> run_on_cpu_fallback(LogicalDevice* device, AccelOp op, Accel
 
 // Runs an op the device supports, copying inputs that live elsewhere to it
 // and writing back the ones the op updates in place.
+bool inputs_live_on(const LogicalDevice* device, std::span<const Tensor> inputs) {
+  return std::all_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.storage()->device == device; });
+}
+
 void execute_with_local_inputs(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
                                std::span<const Tensor> outputs, const void* attributes) {
-  const bool all_local = std::all_of(inputs.begin(), inputs.end(),
-                                     [&](const Tensor& input) { return input.storage()->device == device; });
-  if (all_local) {
+  if (inputs_live_on(device, inputs)) {
     execute_on(device, op, inputs, outputs, attributes);
     return;
   }
@@ -284,8 +286,7 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
 bool runs_natively(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
                    std::span<const Tensor> outputs) {
   const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype());
-  return device->supports(op, dtype) &&
-         std::all_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.storage()->device == device; });
+  return device->supports(op, dtype) && inputs_live_on(device, inputs);
 }
 
 void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,

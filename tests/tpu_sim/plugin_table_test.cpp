@@ -343,21 +343,28 @@ TEST(TpuSimTable, HbmIsSharedByTheLogicalDevicesOfACore) {
   system.api()->buffer_free(other_core, c);
 }
 
+// Runs `op` on `device` into `output`; returns the op's report (zeros if none came).
+AccelOpProfile run_op(const EmulatedSystem& system, AccelDevice* device, AccelOp op, std::vector<AccelTensor> inputs,
+                      const AccelTensor& output, const void* attributes = nullptr) {
+  AccelOpCall call{};
+  call.struct_size = sizeof(call);
+  call.op = op;
+  call.num_inputs = static_cast<int32_t>(inputs.size());
+  call.inputs = inputs.data();
+  call.num_outputs = 1;
+  call.outputs = &output;
+  call.attributes = attributes;
+  g_reports.clear();
+  EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK) << static_cast<int>(op);
+  EXPECT_EQ(g_reports.size(), 1u);
+  return g_reports.empty() ? AccelOpProfile{} : g_reports.back();
+}
+
 // Runs y = op(x) on `device` (with `attributes`, for a fusion); returns the
 // HBM bytes its report gives.
 double run_unary(const EmulatedSystem& system, AccelDevice* device, AccelOp op, const DeviceTensor& x,
                  const DeviceTensor& y, const void* attributes = nullptr) {
-  AccelOpCall call{};
-  call.struct_size = sizeof(call);
-  call.op = op;
-  call.num_inputs = 1;
-  call.inputs = &x.tensor;
-  call.num_outputs = 1;
-  call.outputs = &y.tensor;
-  call.attributes = attributes;
-  g_reports.clear();
-  EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK);
-  return g_reports.empty() ? -1.0 : g_reports.back().bytes_accessed;
+  return run_op(system, device, op, {x.tensor}, y.tensor, attributes).bytes_accessed;
 }
 
 TEST(TpuSimTable, VmemResidencyAllReadsRecentResultsFromVmem) {
@@ -578,26 +585,13 @@ TEST(TpuSimTable, PoolingGradientFusedIntoTheFilterGradientIsOneKernelWithTheTwo
   const DeviceTensor separate = allocate(system, device, {3, 3, 1, 32}), fused = allocate(system, device, {3, 3, 1, 32});
   const AccelConv2dAttributes convolution{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
   const AccelPoolAttributes pool{sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0};
-  auto run = [&](AccelOp op, std::vector<AccelTensor> inputs, const AccelTensor& output, const void* attributes) {
-    AccelOpCall call{};
-    call.struct_size = sizeof(call);
-    call.op = op;
-    call.num_inputs = static_cast<int32_t>(inputs.size());
-    call.inputs = inputs.data();
-    call.num_outputs = 1;
-    call.outputs = &output;
-    call.attributes = attributes;
-    g_reports.clear();
-    EXPECT_EQ(take(api.execute(device, &call)), ACCEL_STATUS_OK) << static_cast<int>(op);
-    EXPECT_EQ(g_reports.size(), 1u);
-    return g_reports.empty() ? AccelOpProfile{} : g_reports[0];
-  };
-  const AccelOpProfile routing = run(ACCEL_OP_MAX_POOL_BACKWARD, {pool_x.tensor, pool_dy.tensor}, pooling_gradient.tensor, &pool);
-  const AccelOpProfile filter_gradient =
-      run(ACCEL_OP_CONV2D_BACKWARD_FILTER, {x.tensor, pooling_gradient.tensor}, separate.tensor, &convolution);
+  const AccelOpProfile routing =
+      run_op(system, device, ACCEL_OP_MAX_POOL_BACKWARD, {pool_x.tensor, pool_dy.tensor}, pooling_gradient.tensor, &pool);
+  const AccelOpProfile filter_gradient = run_op(system, device, ACCEL_OP_CONV2D_BACKWARD_FILTER,
+                                                {x.tensor, pooling_gradient.tensor}, separate.tensor, &convolution);
   const AccelPoolFilterGradientAttributes both{sizeof(AccelPoolFilterGradientAttributes), convolution, pool};
-  const AccelOpProfile one_kernel = run(ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER,
-                                        {x.tensor, pool_x.tensor, pool_dy.tensor}, fused.tensor, &both);
+  const AccelOpProfile one_kernel = run_op(system, device, ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER,
+                                           {x.tensor, pool_x.tensor, pool_dy.tensor}, fused.tensor, &both);
 
   std::vector<float> expected(3 * 3 * 32), actual(3 * 3 * 32);
   ASSERT_EQ(take(api.copy_device_to_host(device, separate.buffer, 0, expected.data(), expected.size() * 4)), ACCEL_STATUS_OK);

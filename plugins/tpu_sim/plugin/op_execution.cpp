@@ -49,11 +49,16 @@ std::byte* mxu_scratch(int operand, size_t bytes) {
   return reinterpret_cast<std::byte*>(buffer.data());
 }
 
+std::int64_t element_count(const HostTensor& tensor) {
+  std::int64_t count = 1;
+  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
+  return count;
+}
+
 // Replaces `tensor`'s data with a copy rounded to bfloat16 precision, in its own dtype.
 void round_operand_to_bf16(HostTensor& tensor, int operand) {
   if (tensor.data == nullptr || tensor.dtype == ACCEL_DTYPE_BF16) return;  // bf16 already is
-  std::int64_t count = 1;
-  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
+  const std::int64_t count = element_count(tensor);
   if (tensor.dtype == ACCEL_DTYPE_F32) {
     const auto* source = static_cast<const float*>(tensor.data);
     auto* rounded = reinterpret_cast<float*>(mxu_scratch(operand, static_cast<size_t>(count) * sizeof(float)));
@@ -109,10 +114,8 @@ void run_pool_filter_gradient(host_kernels::HostOperands& inputs, std::span<cons
                               const void* attributes) {
   const auto* fused = static_cast<const AccelPoolFilterGradientAttributes*>(attributes);  // checked by costing
   HostTensor pooling_gradient = inputs[1];  // pool_x's shape and dtype
-  std::int64_t count = 1;
-  for (int32_t axis = 0; axis < pooling_gradient.rank; ++axis) count *= pooling_gradient.shape[axis];
-  pooling_gradient.data =
-      mxu_scratch(kPoolingGradientScratch, static_cast<size_t>(count) * sdk::dtype_size(pooling_gradient.dtype));
+  pooling_gradient.data = mxu_scratch(kPoolingGradientScratch, static_cast<size_t>(element_count(pooling_gradient)) *
+                                                                  sdk::dtype_size(pooling_gradient.dtype));
   const HostTensor pooling_inputs[] = {inputs[1], inputs[2]};
   host_kernels::execute(ACCEL_OP_MAX_POOL_BACKWARD, pooling_inputs, {&pooling_gradient, 1}, &fused->pool);
   HostTensor x = inputs[0];
