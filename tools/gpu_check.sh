@@ -12,6 +12,7 @@
 #                 conformance cases and every test named Gpu/GPU/Cuda/CUDA, then the rest
 #     sanitize    compute-sanitizer memcheck on the GPU's conformance cases
 #                 (bin/conformance_tests), then on the CUDA plugin's GPU tests
+#                 (the NCCL ones without API-error reports: see stage_sanitize)
 #     bench       bench/cuda/gpu_startup.sh, build/bin/bench_cuda_matmul and
 #                 bench/cuda/compare_gpu_training.sh, each when present
 #     quickstart  the main job (tools/run.sh): `accel devices`, then
@@ -410,13 +411,15 @@ find_sanitizer() {
      /usr/local/cuda*/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -1
 }
 
-# memcheck NAME BINARY FILTER: one run; echoes "NAME: <result>" into $sanitize_results.
+# memcheck NAME BINARY FILTER [SANITIZER OPTION...]: one run; echoes "NAME: <result>"
+# into $sanitize_results.
 memcheck() {
   local name=$1 binary=$2 filter=$3 seconds rc errors ran
+  shift 3
   seconds=$(time_left)
   if ((seconds < 20)); then sanitize_results+=("$name not run (no time left)"); sanitize_failed=1; return; fi
   section "memcheck $name: $binary --gtest_filter=$filter ($seconds s at most)"
-  timeout -k 15 "$seconds" "$sanitizer" --tool memcheck --error-exitcode 86 --print-limit 100 \
+  timeout -k 15 "$seconds" "$sanitizer" --tool memcheck --error-exitcode 86 --print-limit 100 "$@" \
     "$binary" --gtest_filter="$filter" 2>&1 | tee "$work/memcheck-$name.txt" |
     grep -vE '^\[ +(RUN|OK) +\]'
   rc=${PIPESTATUS[0]}
@@ -442,7 +445,12 @@ stage_sanitize() {
   begin_budget 300
   sanitize_results=() sanitize_failed=0
   memcheck conformance "$build/bin/conformance_tests" 'AllDevices/ConformanceTest.MatchesTheCpuPlugin/GPU_*'
-  memcheck cuda_plugin "$build/bin/cuda_plugin_tests" 'CudaGpuTest.*:CudaMathLibraries.*'
+  memcheck cuda_plugin "$build/bin/cuda_plugin_tests" 'CudaGpuTest.*:CudaMathLibraries.*-CudaGpuTest.Nccl*'
+  # NCCL's communicator set-up asks cudaFuncGetAttributes about each of its kernels,
+  # some of which have no image for this GPU, and clears the error itself: memcheck
+  # would count those API errors (ncclInitKernelsForDevice) as the plugin's.
+  # Memory errors are still reported; the plugin checks every CUDA call it makes.
+  memcheck nccl "$build/bin/cuda_plugin_tests" 'CudaGpuTest.Nccl*' --report-api-errors no
   local text
   text=$(printf '%s; ' "${sanitize_results[@]}")
   if ((sanitize_failed)); then summary FAIL "${text%; }"; else summary OK "${text%; }"; fi

@@ -152,11 +152,44 @@ def disable_tf32():
     return f"matmul_allow_tf32:{matmul.allow_tf32},cudnn_allow_tf32:{conv.allow_tf32}"
 
 
+def train_step(model, optimizer, x, y, device):
+    """One step on a batch on the host: (loss, correct predictions, batch size)."""
+    xb, yb = x.to(device), y.to(device)
+    optimizer.zero_grad(set_to_none=True)
+    probabilities = model(xb)
+    loss = keras_sparse_categorical_crossentropy(probabilities, yb)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        correct = int((probabilities.argmax(dim=1) == yb).sum())
+    return loss.item(), correct, yb.shape[0]
+
+
+def print_profile(model, optimizer, x, y, args, device):
+    """--profile: args.steps more steps under torch.profiler, the kernels and
+    ops that took the most time on the device (or the host), per step."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if args.device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as profile:
+        for step in range(args.steps):
+            index = torch.arange(step * args.batch, (step + 1) * args.batch) % x.shape[0]
+            train_step(model, optimizer, x[index], y[index], device)
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+    events = profile.key_averages()
+    key = "self_device_time_total" if args.device == "cuda" else "self_cpu_time_total"
+    print(f"profile torch {args.model} batch {args.batch}: {args.steps} steps, sorted by {key}")
+    print(events.table(sort_by=key, row_limit=30, max_name_column_width=70))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(parser, sorted(MODELS))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--compile", action="store_true", help='torch.compile(mode="reduce-overhead")')
+    parser.add_argument("--profile", action="store_true",
+                        help="after the timed windows, --steps steps under torch.profiler; prints the top ops")
     args = parser.parse_args()
     if args.compile and not hasattr(torch, "compile"):
         print(f"skipped: torch {torch.__version__} has no torch.compile")
@@ -196,19 +229,14 @@ def main():
                 position = 0
             index = order[position * args.batch:(position + 1) * args.batch]
             position += 1
-            xb, yb = x[index].to(device), y[index].to(device)
-            optimizer.zero_grad(set_to_none=True)
-            probabilities = model(xb)
-            loss = keras_sparse_categorical_crossentropy(probabilities, yb)
-            loss.backward()
-            optimizer.step()
-            batch = yb.shape[0]
-            loss_sum += loss.item() * batch
-            with torch.no_grad():
-                correct += int((probabilities.argmax(dim=1) == yb).sum())
+            loss, step_correct, batch = train_step(model, optimizer, x[index], y[index], device)
+            loss_sum += loss * batch
+            correct += step_correct
             seen += batch
         synchronize()  # the window's last update may still be queued on the GPU
         times.append(time.perf_counter() - start)
+    if args.profile:
+        print_profile(model, optimizer, x, y, args, device)
 
     rates = [args.steps * args.batch / t for t in times[args.warmup:]]
     rate = statistics.median(rates)
