@@ -555,6 +555,31 @@ std::vector<OpCase> all_cases() {
     cases.push_back({"Softmax_" + suffix, {{shape, DType::kFloat32, -5, 5}}, [](const std::vector<Tensor>& in) {
                        return std::vector<Tensor>{ops::softmax(in[0]), ops::log_softmax(in[0])}; }, Tolerance::kTranscendental, {}});
   }
+  // Reductions that keep a run of neighbouring elements over many rows (batch
+  // norm's statistics over [N, H, W, C]): a device may split the rows across
+  // blocks and combine partial results (the CUDA plugin does from 33 rows and
+  // 8 kept elements on), so the shapes straddle those sizes, a partial column
+  // tile (33, 40) and axes of size 1 among the reduced ones.
+  auto banded = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{ops::reduce_sum(in[0], {0}), ops::reduce_mean(in[0], {0}), ops::reduce_max(in[1], {0}),
+                               ops::reduce_min(in[1], {0}), ops::reduce_sum(in[2], {0, 1, 2}, true),
+                               ops::reduce_mean(in[3], {1, 2}), ops::reduce_sum(in[4], {1}), ops::reduce_sum(in[5], {0})};
+  };
+  auto banded_magnitude = [banded](const std::vector<Tensor>& in) {
+    std::vector<Tensor> magnitudes;
+    for (const Tensor& input : in) magnitudes.push_back(ops::abs(input));
+    return banded(magnitudes);
+  };
+  cases.push_back({"BandedReductions",
+                   {{shape_of({4000, 40})}, {shape_of({300, 17})}, {shape_of({8, 12, 12, 33})}, {shape_of({3, 50, 2, 20})},
+                    {shape_of({1, 70, 1, 9})}, {shape_of({40, 8})}},
+                   banded, Tolerance::kAccumulation, banded_magnitude});
+  cases.push_back({"BandedIntReductions", {{shape_of({600, 16}), DType::kInt32, -50, 50}},
+                   [](const std::vector<Tensor>& in) {
+                     return std::vector<Tensor>{ops::reduce_sum(in[0], {0}), ops::reduce_mean(in[0], {0}),
+                                                ops::reduce_max(in[0], {0}), ops::reduce_min(in[0], {0})};
+                   },
+                   Tolerance::kExact, {}});
   // Integer reductions; the mean divides toward zero.
   cases.push_back({"IntReductions", {{shape_of({4, 5}), DType::kInt32, -50, 50}},
                    [](const std::vector<Tensor>& in) {

@@ -513,8 +513,10 @@ OpCost run_checked(AccelDevice& device, const CheckedFusion& fusion,
     View source = fusion.iteration;
     source.dtype = fusion.dtypes[static_cast<size_t>(output.value)];
     const ReducePlan reduction = reduce_plan(source, fusion.reduced_axes[static_cast<size_t>(j)].data());
+    Scratch partials(*device.allocator, reduce_scratch_bytes(reduction));
     check_launch(launch_reduce(output.reduce_op, source.dtype, reduction_source_of(output.value),
-                               fusion.outputs[static_cast<size_t>(j)].data, reduction, device.stream),
+                               fusion.outputs[static_cast<size_t>(j)].data, reduction, partials.get(),
+                               device.stream),
                  "fused_elementwise reduction");
   }
 

@@ -38,6 +38,12 @@ struct StridedCopyPlan {
 
 // Reduction: output element o (over kept dims, contiguous) combines the input
 // elements at kept offset(o) + reduced offset(r), r < reduced_count.
+// When the reduced axes are adjacent (axes of size 1 aside), `banded` is set
+// and the same reduction reads x as [outer][reduced_count][inner] into
+// y[outer][inner]: the NHWC reductions that keep the channels (batch norm's
+// statistics, bias gradients) are the banded ones with outer 1. Made by
+// plan_reduction (reduce_plan.cpp), which also decides how the column kernels
+// split the rows.
 struct ReducePlan {
   int32_t kept_rank = 0;
   int64_t kept_shape[kMaxRank] = {};
@@ -47,6 +53,16 @@ struct ReducePlan {
   int64_t reduced_stride[kMaxRank] = {};
   int64_t out_count = 0;
   int64_t reduced_count = 0;
+  bool banded = false;
+  int64_t outer = 1;
+  int64_t inner = 1;
+  // Whether the column kernels run it (banded, at least 8 kept neighbours and
+  // 33 rows, outer within a grid's y), and their split of the rows into
+  // `chunks` slices of `rows_per_chunk` (none empty), one block each per tile
+  // of 32 columns; several chunks need reduce_scratch_bytes of scratch.
+  bool column_kernels = false;
+  int64_t chunks = 1;
+  int64_t rows_per_chunk = 0;
 };
 
 // NHWC pooling geometry.
@@ -160,9 +176,16 @@ cudaError_t launch_fused_elementwise(const FusedKernelPlan& plan, int32_t* zero_
 // ---- epilogue_kernels.cu (y of dtype F32, BF16 or F16)
 cudaError_t launch_epilogue(AccelDType dtype, void* y, const EpiloguePlan& plan, cudaStream_t stream);
 
+// ---- reduce_plan.cpp (host only)
+// The reduction of a dense row-major tensor of `shape` over the axes marked in `reduced`.
+ReducePlan plan_reduction(int32_t rank, const int64_t* shape, const bool* reduced);
+// Device scratch launch_reduce needs for `plan` (bytes; 0: none): the partial
+// results of the row slices (8-byte accumulators: double, or int64 for integers).
+uint64_t reduce_scratch_bytes(const ReducePlan& plan);
+
 // ---- reduction_kernels.cu
 cudaError_t launch_reduce(AccelOp op, AccelDType dtype, const void* x, void* y,
-                          const ReducePlan& plan, cudaStream_t stream);
+                          const ReducePlan& plan, void* scratch, cudaStream_t stream);
 cudaError_t launch_argmax(AccelDType dtype, const void* x, int64_t* y, int64_t outer,
                           int64_t axis_dim, int64_t inner, cudaStream_t stream);
 cudaError_t launch_softmax(AccelDType dtype, const void* x, void* y, int64_t rows, int64_t cols,

@@ -177,23 +177,7 @@ void broadcast_strides(const View& input, const View& out, int64_t* strides, con
 }
 
 ReducePlan reduce_plan(const View& x, const bool* reduced) {
-  int64_t strides[kMaxRank];
-  x.strides(strides);
-  ReducePlan plan;
-  plan.out_count = 1;
-  plan.reduced_count = 1;
-  for (int32_t d = 0; d < x.rank; ++d) {
-    if (reduced[d]) {
-      plan.reduced_shape[plan.reduced_rank] = x.shape[d];
-      plan.reduced_stride[plan.reduced_rank++] = strides[d];
-      plan.reduced_count *= x.shape[d];
-    } else {
-      plan.kept_shape[plan.kept_rank] = x.shape[d];
-      plan.kept_stride[plan.kept_rank++] = strides[d];
-      plan.out_count *= x.shape[d];
-    }
-  }
-  return plan;
+  return plan_reduction(x.rank, x.shape, reduced);
 }
 
 namespace {
@@ -269,7 +253,8 @@ void run_reduce(AccelDevice& device, const AccelOpCall& call) {
   }
   const ReducePlan plan = reduce_plan(x, reduced);
   if (plan.out_count != y.count) invalid("reduce: output has the wrong number of elements");
-  check_launch(launch_reduce(call.op, x.dtype, x.data, y.data, plan, device.stream), "reduce");
+  Scratch scratch(*device.allocator, reduce_scratch_bytes(plan));
+  check_launch(launch_reduce(call.op, x.dtype, x.data, y.data, plan, scratch.get(), device.stream), "reduce");
 }
 
 int32_t normalize_axis(int32_t axis, int32_t rank, const char* name) {

@@ -1,6 +1,7 @@
 // Reduction-shaped kernels of the CUDA plugin: reduce sum/mean/max/min over
 // any axes (float family accumulates in double, integers in int64 with
-// wrap-around), argmax, softmax / log-softmax and sparse softmax cross-entropy
+// wrap-around; reductions that keep a run of neighbouring elements read
+// coalesced and split their rows over many blocks), argmax, softmax / log-softmax and sparse softmax cross-entropy
 // over the last axis, and NHWC max / average pooling forward and backward.
 // Pool backward gathers per input element (no atomics, deterministic).
 #include "device_math.cuh"
@@ -99,6 +100,60 @@ __global__ void reduce_block_kernel(AccelOp op, const T* x, T* y, ReducePlan p) 
     }
     if (threadIdx.x == 0) reduce_write(op, y, o, partial[0], p.reduced_count);
     __syncthreads();
+  }
+}
+
+// Banded reductions that keep a run of `inner` neighbouring elements
+// (x[outer][rows][inner] -> y[outer][inner]): a block's 32 x 8 threads read 32
+// neighbouring columns of 8 rows at a time, so a warp's loads are one
+// coalesced row segment, and the rows are split into the plan's chunks
+// (blockIdx.z) so that enough blocks run when `outer` and `inner` are small
+// (batch norm over [N*H*W, C] keeps only C; reduce_plan.cpp chooses the split).
+// With one chunk a block writes y; with several it writes its slice's partial
+// result, and finish_columns_kernel combines the slices in order. No atomics:
+// the same shapes give the same bits.
+constexpr int kColumnTile = 32;  // threadIdx.x: columns (reduce_plan.cpp's tile)
+constexpr int kRowLanes = 8;     // threadIdx.y: rows read side by side
+static_assert(sizeof(Accumulator<float>) == 8 && sizeof(Accumulator<int32_t>) == 8,
+              "reduce_scratch_bytes sizes partial results as 8 bytes");
+
+template <typename T>
+__global__ void reduce_columns_kernel(AccelOp op, const T* x, T* y, Accumulator<T>* partials, int64_t rows,
+                                      int64_t inner, int64_t rows_per_chunk) {
+  __shared__ Accumulator<T> lanes[kRowLanes][kColumnTile + 1];
+  const int64_t column = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  const int64_t outer_index = blockIdx.y;
+  const int64_t chunk = blockIdx.z;
+  Accumulator<T> acc = reduce_identity<T>(op);
+  if (column < inner) {
+    const int64_t begin = chunk * rows_per_chunk;
+    const int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
+    const T* band = x + outer_index * rows * inner + column;
+    for (int64_t row = begin + threadIdx.y; row < end; row += kRowLanes) {
+      acc = reduce_combine(op, acc, static_cast<Accumulator<T>>(load(band, row * inner)));
+    }
+  }
+  lanes[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || column >= inner) return;
+  for (int lane = 1; lane < kRowLanes; ++lane) acc = reduce_combine(op, acc, lanes[lane][threadIdx.x]);
+  if (gridDim.z == 1) {
+    reduce_write(op, y, outer_index * inner + column, acc, rows);
+  } else {
+    partials[(outer_index * gridDim.z + chunk) * inner + column] = acc;
+  }
+}
+
+template <typename T>
+__global__ void finish_columns_kernel(AccelOp op, const Accumulator<T>* partials, T* y, int64_t outer,
+                                      int64_t inner, int64_t chunks, int64_t rows) {
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < outer * inner;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t outer_index = o / inner, column = o % inner;
+    const Accumulator<T>* slices = partials + outer_index * chunks * inner + column;
+    Accumulator<T> acc = reduce_identity<T>(op);
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) acc = reduce_combine(op, acc, slices[chunk * inner]);
+    reduce_write(op, y, o, acc, rows);
   }
 }
 
@@ -303,11 +358,23 @@ __global__ void pool_backward_kernel(bool max_pool, const T* x, const T* dy, T* 
 }  // namespace
 
 cudaError_t launch_reduce(AccelOp op, AccelDType dtype, const void* x, void* y,
-                          const ReducePlan& plan, cudaStream_t stream) {
+                          const ReducePlan& plan, void* scratch, cudaStream_t stream) {
   if (plan.out_count <= 0) return cudaSuccess;
   return dispatch_numeric(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (plan.reduced_count <= 32) {
+    if (plan.column_kernels) {
+      if (plan.chunks > 1 && scratch == nullptr) return cudaErrorInvalidValue;  // no reduce_scratch_bytes given
+      auto* partials = static_cast<Accumulator<T>*>(scratch);
+      const dim3 grid(static_cast<unsigned>((plan.inner + kColumnTile - 1) / kColumnTile),
+                      static_cast<unsigned>(plan.outer), static_cast<unsigned>(plan.chunks));
+      reduce_columns_kernel<T><<<grid, dim3(kColumnTile, kRowLanes), 0, stream>>>(
+          op, static_cast<const T*>(x), static_cast<T*>(y), partials, plan.reduced_count, plan.inner,
+          plan.rows_per_chunk);
+      if (plan.chunks > 1) {
+        finish_columns_kernel<T><<<grid_for(plan.out_count), kThreads, 0, stream>>>(
+            op, partials, static_cast<T*>(y), plan.outer, plan.inner, plan.chunks, plan.reduced_count);
+      }
+    } else if (plan.reduced_count <= 32) {
       reduce_thread_kernel<T><<<grid_for(plan.out_count), kThreads, 0, stream>>>(
           op, static_cast<const T*>(x), static_cast<T*>(y), plan);
     } else {
