@@ -518,6 +518,24 @@ std::vector<OpCase> all_cases() {
                        return std::vector<Tensor>{ops::avg_pool2d_backward(ops::abs(in[0]), input, options)}; }});
   }
 
+  // Windows that tile the input (stride = window, no padding), exactly and with
+  // a row and a column left over; signs (-1, 0, 1) tie within windows (the first
+  // maximum in scan order takes the gradient). A backend may scatter per window.
+  for (const Shape& input : {shape_of({2, 6, 8, 3}), shape_of({2, 7, 9, 3})}) {
+    const ops::Pool2DOptions tiled{{2, 2}, {2, 2}, ops::Padding::kValid};
+    Shape output;
+    {
+      DeviceScope scope(reference_device());
+      output = ops::max_pool2d(ops::zeros(input), tiled).shape();
+    }
+    cases.push_back({fmt::format("MaxPoolGradTiled_{}", fmt::join(input.dims(), "x")), {{input}, {output}},
+                     [tiled](const std::vector<Tensor>& in) {
+                       return std::vector<Tensor>{ops::max_pool2d_backward(in[0], in[1], tiled),
+                                                  ops::max_pool2d_backward(ops::sign(in[0]), in[1], tiled)};
+                     },
+                     Tolerance::kElementwise, {}});
+  }
+
   // A window longer than the input fits no times (TensorFlow's rule, not 1 by
   // integer division): empty outputs, and gradients that are all zeros.
   {

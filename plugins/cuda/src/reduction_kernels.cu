@@ -3,7 +3,8 @@
 // wrap-around; reductions that keep a run of neighbouring elements read
 // coalesced and split their rows over many blocks), argmax, softmax / log-softmax and sparse softmax cross-entropy
 // over the last axis, and NHWC max / average pooling forward and backward.
-// Pool backward gathers per input element (no atomics, deterministic).
+// Pool backward gathers per input element, or, for max pooling whose windows
+// tile the input, scatters per window (no atomics either way, deterministic).
 #include "device_math.cuh"
 #include "kernels.hpp"
 
@@ -355,6 +356,37 @@ __global__ void pool_backward_kernel(bool max_pool, const T* x, const T* dy, T* 
   }
 }
 
+// Max pooling whose windows tile the input (stride = window, no padding): each
+// input cell is in at most one window, so one thread per window finds its
+// maximum once and writes all of the window's cells (the gradient at the
+// maximum, zero elsewhere), where pool_backward_kernel finds each window's
+// maximum once per cell. Cells past the last whole window are zeroed before.
+template <typename T>
+__global__ void max_pool_backward_tiled_kernel(const T* x, const T* dy, T* dx, PoolGeometry g) {
+  const int64_t count = g.n * g.out_h * g.out_w * g.c;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / (g.c * g.out_w)) % g.out_h;
+    const int64_t n = i / (g.c * g.out_w * g.out_h);
+    int64_t best_h = -1, best_w = -1;
+    float best = 0.0f;
+    const bool any = window_argmax(x, g, n, oh, ow, c, &best_h, &best_w, &best);
+    const float grad = 0.0f + load(dy, i);  // as the gathering kernel's sum: -0 becomes +0
+    for (int64_t kh = 0; kh < g.window_h; ++kh) {
+      const int64_t h = oh * g.stride_h + kh;
+      for (int64_t kw = 0; kw < g.window_w; ++kw) {
+        const int64_t w = ow * g.stride_w + kw;
+        store(dx, ((n * g.h + h) * g.w + w) * g.c + c, any && h == best_h && w == best_w ? grad : 0.0f);
+      }
+    }
+  }
+}
+
+bool windows_tile(const PoolGeometry& g) {
+  return g.pad_top == 0 && g.pad_left == 0 && g.stride_h == g.window_h && g.stride_w == g.window_w &&
+         g.out_h * g.stride_h <= g.h && g.out_w * g.stride_w <= g.w;
+}
+
 }  // namespace
 
 cudaError_t launch_reduce(AccelOp op, AccelDType dtype, const void* x, void* y,
@@ -446,8 +478,20 @@ cudaError_t launch_pool_backward(bool max_pool, AccelDType dtype, const void* x,
   if (g.stride_h <= 0 || g.stride_w <= 0) return cudaErrorInvalidValue;
   return dispatch_float(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    pool_backward_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
-        max_pool, static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+    if (max_pool && windows_tile(g)) {
+      if (g.out_h * g.stride_h != g.h || g.out_w * g.stride_w != g.w) {
+        const cudaError_t cleared = cudaMemsetAsync(dx, 0, static_cast<size_t>(count) * sizeof(T), stream);
+        if (cleared != cudaSuccess) return cleared;
+      }
+      const int64_t windows = g.n * g.out_h * g.out_w * g.c;
+      if (windows > 0) {
+        max_pool_backward_tiled_kernel<T><<<grid_for(windows), kThreads, 0, stream>>>(
+            static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+      }
+    } else {
+      pool_backward_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
+          max_pool, static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+    }
     return cudaGetLastError();
   });
 }
