@@ -50,6 +50,11 @@ TEST(CudaReducePlan, AxesOfSizeOneDoNotBreakABand) {
   EXPECT_EQ(plan.outer, 1);
   EXPECT_EQ(plan.inner, 9);
   EXPECT_TRUE(plan.column_kernels);
+  const ReducePlan beside_a_reduced_one = plan_for({5, 1, 40, 8}, {1, 2});
+  EXPECT_TRUE(beside_a_reduced_one.banded);
+  EXPECT_EQ(beside_a_reduced_one.outer, 5);
+  EXPECT_EQ(beside_a_reduced_one.reduced_count, 40);
+  EXPECT_TRUE(beside_a_reduced_one.column_kernels);
   const ReducePlan around_a_kept_one = plan_for({40, 1, 50, 16}, {0, 2});
   EXPECT_TRUE(around_a_kept_one.banded);
   EXPECT_EQ(around_a_kept_one.reduced_count, 2000);
@@ -68,7 +73,8 @@ TEST(CudaReducePlan, OtherReductionsKeepTheGenericKernels) {
   EXPECT_TRUE(plan_for({33, 64}, {0}).column_kernels);
   EXPECT_FALSE(plan_for({0, 40}, {0}).column_kernels);         // an empty reduction
   EXPECT_FALSE(plan_for({40, 0}, {0}).column_kernels);         // an empty result
-  EXPECT_FALSE(plan_for({70000, 40, 8}, {1}).column_kernels);  // outer past the grid's y
+  EXPECT_FALSE(plan_for({65536, 40, 8}, {1}).column_kernels);  // outer past the grid's y
+  EXPECT_TRUE(plan_for({65535, 40, 8}, {1}).column_kernels);
   EXPECT_FALSE(plan_for({5, 7}, {}).banded);                   // nothing reduced
   EXPECT_EQ(reduce_scratch_bytes(interleaved), 0u);
 }

@@ -521,14 +521,24 @@ std::vector<OpCase> all_cases() {
   // Windows that tile the input (stride = window, no padding), exactly and with
   // a row and a column left over; signs (-1, 0, 1) tie within windows (the first
   // maximum in scan order takes the gradient). A backend may scatter per window.
-  for (const Shape& input : {shape_of({2, 6, 8, 3}), shape_of({2, 7, 9, 3})}) {
-    const ops::Pool2DOptions tiled{{2, 2}, {2, 2}, ops::Padding::kValid};
+  struct TiledPooling {
+    Shape input;
+    int32_t window_h, window_w;
+  };
+  for (const TiledPooling& pooling : {TiledPooling{shape_of({2, 6, 8, 3}), 2, 2}, TiledPooling{shape_of({2, 7, 9, 3}), 2, 2},
+                                      TiledPooling{shape_of({1, 7, 8, 5}), 3, 3}, TiledPooling{shape_of({2, 4, 9, 2}), 1, 2},
+                                      TiledPooling{shape_of({1, 2, 2, 3}), 3, 3}}) {
+    const Shape& input = pooling.input;
+    const ops::Pool2DOptions tiled{{pooling.window_h, pooling.window_w}, {pooling.window_h, pooling.window_w},
+                                   ops::Padding::kValid};
     Shape output;
     {
       DeviceScope scope(reference_device());
       output = ops::max_pool2d(ops::zeros(input), tiled).shape();
     }
-    cases.push_back({fmt::format("MaxPoolGradTiled_{}", fmt::join(input.dims(), "x")), {{input}, {output}},
+    cases.push_back({fmt::format("MaxPoolGradTiled_{}_{}x{}", fmt::join(input.dims(), "x"), pooling.window_h,
+                                 pooling.window_w),
+                     {{input}, {output}},
                      [tiled](const std::vector<Tensor>& in) {
                        return std::vector<Tensor>{ops::max_pool2d_backward(in[0], in[1], tiled),
                                                   ops::max_pool2d_backward(ops::sign(in[0]), in[1], tiled)};
@@ -581,7 +591,8 @@ std::vector<OpCase> all_cases() {
   auto banded = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::reduce_sum(in[0], {0}), ops::reduce_mean(in[0], {0}), ops::reduce_max(in[1], {0}),
                                ops::reduce_min(in[1], {0}), ops::reduce_sum(in[2], {0, 1, 2}, true),
-                               ops::reduce_mean(in[3], {1, 2}), ops::reduce_sum(in[4], {1}), ops::reduce_sum(in[5], {0})};
+                               ops::reduce_mean(in[3], {1, 2}), ops::reduce_sum(in[4], {1}), ops::reduce_sum(in[5], {0}),
+                               ops::reduce_mean(in[6], {1})};
   };
   auto banded_magnitude = [banded](const std::vector<Tensor>& in) {
     std::vector<Tensor> magnitudes;
@@ -590,14 +601,16 @@ std::vector<OpCase> all_cases() {
   };
   cases.push_back({"BandedReductions",
                    {{shape_of({4000, 40})}, {shape_of({300, 17})}, {shape_of({8, 12, 12, 33})}, {shape_of({3, 50, 2, 20})},
-                    {shape_of({1, 70, 1, 9})}, {shape_of({40, 8})}},
+                    {shape_of({1, 70, 1, 9})}, {shape_of({40, 8})}, {shape_of({3, 1000, 40})}},
                    banded, Tolerance::kAccumulation, banded_magnitude});
-  cases.push_back({"BandedIntReductions", {{shape_of({600, 16}), DType::kInt32, -50, 50}},
-                   [](const std::vector<Tensor>& in) {
-                     return std::vector<Tensor>{ops::reduce_sum(in[0], {0}), ops::reduce_mean(in[0], {0}),
-                                                ops::reduce_max(in[0], {0}), ops::reduce_min(in[0], {0})};
-                   },
-                   Tolerance::kExact, {}});
+  for (DType dtype : {DType::kInt32, DType::kInt64}) {
+    cases.push_back({fmt::format("BandedIntReductions_{}", dtype_name(dtype)), {{shape_of({600, 16}), dtype, -50, 50}},
+                     [](const std::vector<Tensor>& in) {
+                       return std::vector<Tensor>{ops::reduce_sum(in[0], {0}), ops::reduce_mean(in[0], {0}),
+                                                  ops::reduce_max(in[0], {0}), ops::reduce_min(in[0], {0})};
+                     },
+                     Tolerance::kExact, {}});
+  }
   // Integer reductions; the mean divides toward zero.
   cases.push_back({"IntReductions", {{shape_of({4, 5}), DType::kInt32, -50, 50}},
                    [](const std::vector<Tensor>& in) {
