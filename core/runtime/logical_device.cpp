@@ -16,10 +16,14 @@ LogicalDevice::LogicalDevice(PluginLibrary* plugin, std::string type, int32_t in
     : plugin_(plugin),
       type_(std::move(type)),
       index_(index),
-      name_(fmt::format("/job:localhost/replica:0/task:0/device:{}:{}", type_, index)),
+      name_(name_for(type_, index)),
       physical_name_(std::move(physical_name)),
       plugin_device_index_(plugin_device_index),
       memory_limit_(memory_limit_bytes) {}
+
+std::string LogicalDevice::name_for(std::string_view type, int32_t index) {
+  return fmt::format("/job:localhost/replica:0/task:0/device:{}:{}", type, index);
+}
 
 void LogicalDevice::attach(AccelDevice* handle) {
   handle_ = handle;

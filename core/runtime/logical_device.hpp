@@ -27,6 +27,9 @@ class LogicalDevice {
   LogicalDevice(const LogicalDevice&) = delete;
   LogicalDevice& operator=(const LogicalDevice&) = delete;
 
+  // "/job:localhost/replica:0/task:0/device:GPU:1" for ("GPU", 1).
+  static std::string name_for(std::string_view type, int32_t index);
+
   const std::string& name() const noexcept { return name_; }
   const std::string& type() const noexcept { return type_; }
   int32_t index() const noexcept { return index_; }

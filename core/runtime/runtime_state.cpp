@@ -224,43 +224,56 @@ void RuntimeState::initialize() {
   initialized_.store(true, std::memory_order_release);
 }
 
+std::vector<LogicalDevicePlan> RuntimeState::plan_logical_devices() {
+  discover();
+  std::lock_guard lock(mutex_);
+  std::vector<LogicalDevicePlan> plans;
+  std::map<std::string, int32_t> type_counts;
+  // TensorFlow lists CPU devices first; keep that order, then plugin order.
+  std::vector<PhysicalDeviceRecord*> order;
+  for (auto& record : physical_) if (record.info.device_type == "CPU") order.push_back(&record);
+  for (auto& record : physical_) if (record.info.device_type != "CPU") order.push_back(&record);
+  for (PhysicalDeviceRecord* record : order) {
+    if (!record->visible) continue;
+    std::vector<config::LogicalDeviceConfiguration> configurations = record->logical_configuration;
+    if (configurations.empty()) configurations.emplace_back();
+    for (size_t logical = 0; logical < configurations.size(); ++logical) {
+      LogicalDevicePlan& plan = plans.emplace_back();
+      plan.physical = record;
+      plan.logical_index = static_cast<int32_t>(logical);
+      plan.logical_count = static_cast<int32_t>(configurations.size());
+      plan.type_index = type_counts[record->info.device_type]++;
+      plan.memory_limit_bytes = configurations[logical].memory_limit_mib.value_or(0) * 1024ull * 1024ull;
+    }
+  }
+  return plans;
+}
+
 void RuntimeState::open_logical_devices() {
   bool require = require_accelerator_ || setting_is_true("require_accelerator");
   // TensorFlow's TF_FORCE_GPU_ALLOW_GROWTH: growth for every device not set explicitly,
   // so that several processes can share one GPU (a test suite run side by side).
   const bool force_growth = setting_is_true("force_gpu_allow_growth");
   std::vector<std::unique_ptr<LogicalDevice>> opened;
-  std::map<std::string, int32_t> type_counts;
-  // TensorFlow lists CPU devices first; keep that order, then plugin order.
-  std::vector<PhysicalDeviceRecord*> order;
-  for (auto& record : physical_) if (record.info.device_type == "CPU") order.push_back(&record);
-  for (auto& record : physical_) if (record.info.device_type != "CPU") order.push_back(&record);
-
-  for (PhysicalDeviceRecord* record : order) {
-    if (!record->visible) continue;
-    std::vector<config::LogicalDeviceConfiguration> configurations = record->logical_configuration;
-    if (configurations.empty()) configurations.emplace_back();
-    for (size_t logical = 0; logical < configurations.size(); ++logical) {
-      uint64_t limit = configurations[logical].memory_limit_mib.value_or(0) * 1024ull * 1024ull;
-      std::string options = get_setting(record->plugin->name + ".device_options").value_or("");
-      AccelDeviceOptions device_options{};
-      device_options.struct_size = sizeof(device_options);
-      device_options.physical_index = record->plugin_index;
-      device_options.logical_index = static_cast<int32_t>(logical);
-      device_options.logical_count = static_cast<int32_t>(configurations.size());
-      device_options.memory_limit_bytes = limit;
-      device_options.memory_growth = record->memory_growth.value_or(force_growth) ? 1 : 0;
-      device_options.options = options.c_str();
-      int32_t index = type_counts[record->info.device_type]++;
-      auto device = std::make_unique<LogicalDevice>(record->plugin, record->info.device_type, index,
-                                                    record->info.name, record->plugin_index, limit);
-      device_options.host_context = device.get();
-      AccelDevice* handle = nullptr;
-      check_status(record->plugin->api->device_open(record->plugin->context, &device_options, &handle),
-                   fmt::format("plugin '{}' opening {}", record->plugin->name, device->name()));
-      device->attach(handle);
-      opened.push_back(std::move(device));
-    }
+  for (const LogicalDevicePlan& plan : plan_logical_devices()) {
+    PhysicalDeviceRecord* record = plan.physical;
+    std::string options = get_setting(record->plugin->name + ".device_options").value_or("");
+    AccelDeviceOptions device_options{};
+    device_options.struct_size = sizeof(device_options);
+    device_options.physical_index = record->plugin_index;
+    device_options.logical_index = plan.logical_index;
+    device_options.logical_count = plan.logical_count;
+    device_options.memory_limit_bytes = plan.memory_limit_bytes;
+    device_options.memory_growth = record->memory_growth.value_or(force_growth) ? 1 : 0;
+    device_options.options = options.c_str();
+    auto device = std::make_unique<LogicalDevice>(record->plugin, record->info.device_type, plan.type_index,
+                                                  record->info.name, record->plugin_index, plan.memory_limit_bytes);
+    device_options.host_context = device.get();
+    AccelDevice* handle = nullptr;
+    check_status(record->plugin->api->device_open(record->plugin->context, &device_options, &handle),
+                 fmt::format("plugin '{}' opening {}", record->plugin->name, device->name()));
+    device->attach(handle);
+    opened.push_back(std::move(device));
   }
 
   logical_ = std::move(opened);

@@ -27,6 +27,15 @@ struct PhysicalDeviceRecord {
   std::vector<config::LogicalDeviceConfiguration> logical_configuration;
 };
 
+// One logical device as initialization opens it.
+struct LogicalDevicePlan {
+  PhysicalDeviceRecord* physical = nullptr;
+  int32_t logical_index = 0;  // among its physical device's logical devices
+  int32_t logical_count = 1;
+  int32_t type_index = 0;     // the N of /device:GPU:N
+  uint64_t memory_limit_bytes = 0;
+};
+
 class RuntimeState {
  public:
   static RuntimeState& instance();
@@ -51,6 +60,11 @@ class RuntimeState {
   PhysicalDeviceRecord& physical_device(const config::PhysicalDevice& device);
   void check_not_initialized(const char* what) const;
   void set_require_accelerator(bool require) { require_accelerator_ = require; }
+
+  // The logical devices initialize() opens, in its order (TensorFlow's: CPUs
+  // first, then plugin order), from the physical devices' settings; opens
+  // nothing (discovers first if needed).
+  std::vector<LogicalDevicePlan> plan_logical_devices();
 
   // After initialize().
   const std::vector<std::unique_ptr<LogicalDevice>>& logical_devices();

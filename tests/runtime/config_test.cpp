@@ -79,6 +79,34 @@ TEST(ConfigTest, MemoryInfoTracksCurrentAndPeak) {
   });
 }
 
+// `accel devices` lists the logical devices without opening them (a GPU gets no
+// context and no memory reserved): the same list initialization then opens.
+TEST(ConfigTest, PlannedLogicalDevicesAreTheOpenedOnesAndOpenNothing) {
+  in_fresh_process([] {
+    config::set_logical_device_configuration(cpu(), {{1}, {}});
+    const std::vector<config::PhysicalDevice> tpus = config::list_physical_devices("TPU");
+    if (tpus.size() > 1) config::set_visible_devices({cpu(), tpus[1]});  // TPU:1 only: it becomes /TPU:0
+    const std::vector<config::LogicalDevice> planned = runtime::planned_logical_devices();
+    config::set_memory_growth(cpu(), false);  // not initialized: physical settings still allowed
+    const std::vector<config::LogicalDevice> opened = config::list_logical_devices();
+    ASSERT_EQ(planned.size(), opened.size());
+    ASSERT_GE(planned.size(), 2u);
+    for (size_t i = 0; i < planned.size(); ++i) {
+      EXPECT_EQ(planned[i].name, opened[i].name);
+      EXPECT_EQ(planned[i].device_type, opened[i].device_type);
+      EXPECT_EQ(planned[i].physical_device, opened[i].physical_device);
+      EXPECT_EQ(planned[i].memory_limit_bytes, opened[i].memory_limit_bytes);
+    }
+    EXPECT_EQ(planned[0].name, "/job:localhost/replica:0/task:0/device:CPU:0");
+    EXPECT_EQ(planned[0].memory_limit_bytes, std::optional<uint64_t>(1024 * 1024));
+    if (tpus.size() > 1) {
+      EXPECT_EQ(planned.back().name, "/job:localhost/replica:0/task:0/device:TPU:0");
+      EXPECT_EQ(planned.back().physical_device, tpus[1].name);
+    }
+    EXPECT_EQ(runtime::planned_logical_devices().size(), opened.size());  // after initialization: the opened ones
+  });
+}
+
 TEST(ConfigTest, PhysicalSettingsAfterInitializationFail) {
   in_fresh_process([] {
     config::set_memory_growth(cpu(), true);

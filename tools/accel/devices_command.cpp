@@ -32,7 +32,7 @@ nlohmann::json devices_json() {
                                           {"memory_bytes", device.memory_bytes}, {"properties", device.properties}});
   }
   result["logical_devices"] = nlohmann::json::array();
-  for (const auto& device : config::list_logical_devices()) {
+  for (const auto& device : runtime::planned_logical_devices()) {
     nlohmann::json entry = {{"name", device.name}, {"device_type", device.device_type},
                             {"physical_device", device.physical_device}};
     if (device.memory_limit_bytes) entry["memory_limit_bytes"] = *device.memory_limit_bytes;
@@ -58,7 +58,7 @@ void print_devices() {
                 device.plugin.c_str(), human_bytes(device.memory_bytes).c_str(), device.description.c_str());
   }
   std::printf("Logical devices:\n");
-  for (const auto& device : config::list_logical_devices()) {
+  for (const auto& device : runtime::planned_logical_devices()) {
     std::string limit = device.memory_limit_bytes ? " (limit " + human_bytes(*device.memory_limit_bytes) + ")" : "";
     std::printf("  %s%s\n", device.name.c_str(), limit.c_str());
   }

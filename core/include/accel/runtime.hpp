@@ -1,6 +1,9 @@
 // The runtime's plugin registry as a user sees it: which plugins loaded, which
-// were skipped and why, and how to add plugins before initialization.
+// were skipped and why, how to add plugins before initialization, and the
+// logical devices initialization will open.
 #pragma once
+
+#include <accel/config.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -35,6 +38,13 @@ void add_plugin_path(const std::string& path);
 
 std::vector<LoadedPlugin> loaded_plugins();
 std::vector<SkippedPlugin> skipped_plugins();
+
+// The logical devices as config::list_logical_devices gives them, without
+// opening any when the runtime has not initialized yet: from the physical
+// devices, their visibility and logical device configurations. A listing that
+// leaves the GPUs alone (no context made, no memory reserved), as `accel
+// devices` prints; a device that cannot open shows at initialization instead.
+std::vector<config::LogicalDevice> planned_logical_devices();
 
 // Data moved because an op ran on the CPU in place of a device lacking it.
 struct FallbackStats {
