@@ -15,6 +15,9 @@
 #                 (the NCCL ones without API-error reports: see stage_sanitize)
 #     bench       bench/cuda/gpu_startup.sh, build/bin/bench_cuda_matmul and
 #                 bench/cuda/compare_gpu_training.sh, each when present
+#     profile     where the GPU training steps go: bench_training_throughput
+#                 --profile beside torch_training_throughput.py --profile
+#                 (ACCEL_GPU_CHECK_PROFILE_CASES, default "resnet@256 cnn@1024")
 #     quickstart  the main job (tools/run.sh): `accel devices`, then
 #                 `accel run configs/quickstart.yaml` (CPU, emulated TPU v4, GPU)
 # Each stage writes OUT_DIR/<stage>.log and prints one summary line (also in
@@ -44,7 +47,7 @@
 # CI runs too), ACCEL_GPU_CHECK_TEST_TIMEOUT (per test, default 300 s; tests with their own TIMEOUT
 # keep it), ACCEL_GPU_CHECK_JOBS (ctest -j, default nproc; the GPU-first pass uses
 # at most 8), ACCEL_GPU_CHECK_BUDGET_<STAGE> (seconds a stage may take: TEST 480,
-# of which the GPU-first pass half; SANITIZE 300; BENCH 240; QUICKSTART 180).
+# of which the GPU-first pass half; SANITIZE 300; BENCH 240; PROFILE 120; QUICKSTART 180).
 #
 # Not `set -e`: a failing check is recorded and the next one runs.
 set -uo pipefail
@@ -496,6 +499,39 @@ stage_bench() {
   fi
 }
 
+# ------------------------------------------------------------------ profile
+
+# Where the GPU training steps go, op by op, beside PyTorch's kernels: accel's
+# profiler (device time per op from the plugin's CUDA events) and
+# torch.profiler, for the cases compare_gpu_training.sh times
+# (ACCEL_GPU_CHECK_PROFILE_CASES, default "resnet@256 cnn@1024").
+stage_profile() {
+  load_env || { summary FAIL "not unpacked (run the unpack stage first)"; return; }
+  if ! have_gpu; then summary SKIP "no GPU here"; return; fi
+  begin_budget 120
+  local case model batch seconds rc failed=() ran=()
+  for case in ${ACCEL_GPU_CHECK_PROFILE_CASES:-resnet@256 cnn@1024}; do
+    model=${case%@*} batch=${case#*@}
+    seconds=$(time_left)
+    if ((seconds < 10)); then failed+=("$case (no time left)"); continue; fi
+    section "accel $model batch $batch ($seconds s at most)"
+    timeout -k 5 "$seconds" "$build/bin/bench_training_throughput" --device /GPU:0 --profile --model "$model" \
+      --batch "$batch" --steps 20 2>&1 | tee "$work/profile-accel-$model-$batch.txt"
+    rc=${PIPESTATUS[0]}
+    seconds=$(time_left)
+    section "PyTorch $model batch $batch ($seconds s at most)"
+    PYTHONUNBUFFERED=1 timeout -k 5 "$seconds" python3 "$root/bench/keras/torch_training_throughput.py" \
+      --device cuda --model "$model" --batch "$batch" --steps 20 --windows 1 --warmup 1 --profile 2>&1 |
+      tee "$work/profile-torch-$model-$batch.txt"
+    ((rc == 0 && PIPESTATUS[0] == 0)) && ran+=("$case") || failed+=("$case")
+  done
+  if ((${#failed[@]})); then
+    summary FAIL "failed or cut: ${failed[*]}${ran[*]:+; ran: ${ran[*]}}"
+  else
+    summary OK "profiled ${ran[*]} (per-op tables in profile.log)"
+  fi
+}
+
 # ------------------------------------------------------------------ quickstart
 
 stage_quickstart() {
@@ -546,7 +582,7 @@ EOF
 
 for stage in "$@"; do
   case $stage in
-    unpack | info | test | sanitize | bench | quickstart) ;;
+    unpack | info | test | sanitize | bench | profile | quickstart) ;;
     *) echo "gpu_check: unknown stage '$stage'" >&2; usage ;;
   esac
 done
