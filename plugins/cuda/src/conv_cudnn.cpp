@@ -46,14 +46,9 @@ CudnnDescriptor<cudnnConvolutionDescriptor_t> convolution_descriptor(
 // Permutes a 4-d float tensor of `shape`: out dim d is input dim perm[d].
 void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* shape, const int* perm) {
   int64_t in_strides[4];
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    in_strides[d] = stride;
-    stride *= shape[d];
-  }
   StridedCopyPlan plan;
   plan.rank = 4;
-  plan.count = stride;
+  plan.count = row_major_strides(4, shape, in_strides);
   int64_t out_stride = 1;
   for (int d = 3; d >= 0; --d) {
     plan.shape[d] = shape[perm[d]];

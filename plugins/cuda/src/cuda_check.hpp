@@ -23,14 +23,18 @@ inline AccelStatusCode status_code_for(cudaError_t error) noexcept {
   }
 }
 
+// "cudaErrorMemoryAllocation (out of memory)": the error's name and text.
+inline std::string cuda_error_text(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) + ")";
+}
+
 // Throws when `error` is not cudaSuccess. Clears the thread's last-error state
 // first so that a handled, non-sticky error does not resurface later.
 inline void check_cuda(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return;
   (void)cudaGetLastError();
   throw sdk::PluginError(status_code_for(error),
-                         std::string("CUDA error in ") + what + ": " + cudaGetErrorName(error) +
-                             " (" + cudaGetErrorString(error) + ")");
+                         std::string("CUDA error in ") + what + ": " + cuda_error_text(error));
 }
 
 }  // namespace accel::cuda

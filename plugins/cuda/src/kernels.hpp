@@ -14,6 +14,17 @@ namespace accel::cuda {
 
 constexpr int kMaxRank = ACCEL_MAX_RANK;
 
+// The row-major element strides of a dense tensor of `shape`; returns its
+// element count.
+inline int64_t row_major_strides(int32_t rank, const int64_t* shape, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return stride;
+}
+
 // Elementwise over an output of `shape`; input k reads element
 // sum_d coord_d * strides[k][d] (0 strides broadcast).
 struct BroadcastPlan {

@@ -17,13 +17,7 @@ namespace accel::cuda {
 
 // ------------------------------------------------------------ tensor views
 
-void View::strides(int64_t* out) const {
-  int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    out[d] = stride;
-    stride *= shape[d];
-  }
-}
+void View::strides(int64_t* out) const { row_major_strides(rank, shape, out); }
 
 void invalid(const std::string& message) {
   throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);

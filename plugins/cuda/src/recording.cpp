@@ -30,12 +30,11 @@ AccelRecording* end_recording(AccelDevice& device) {
   if (device.recording_failed) {
     failure = "a call could not be captured into the CUDA graph";
   } else if (captured != cudaSuccess || recording->graph == nullptr) {
-    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(captured) + " (" + cudaGetErrorString(captured) + ")";
+    failure = "cudaStreamEndCapture: " + cuda_error_text(captured);
   } else {
     const cudaError_t instantiated = cudaGraphInstantiate(&recording->executable, recording->graph, 0);
     if (instantiated != cudaSuccess) {
-      failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(instantiated) + " (" +
-                cudaGetErrorString(instantiated) + ")";
+      failure = "cudaGraphInstantiate: " + cuda_error_text(instantiated);
     }
   }
   if (failure.empty()) return recording.release();

@@ -35,11 +35,7 @@ void split_rows(ReducePlan& plan) {
 
 ReducePlan plan_reduction(int32_t rank, const int64_t* shape, const bool* reduced) {
   int64_t strides[kMaxRank];
-  int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
+  row_major_strides(rank, shape, strides);
   ReducePlan plan;
   plan.out_count = 1;
   plan.reduced_count = 1;
