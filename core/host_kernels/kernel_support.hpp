@@ -22,12 +22,6 @@ namespace accel::host_kernels::detail {
 // "float32[2,3]"
 std::string describe(const HostTensor& tensor);
 
-inline int64_t element_count(const HostTensor& tensor) noexcept {
-  int64_t count = 1;
-  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
-  return count;
-}
-
 inline size_t element_size(const HostTensor& tensor) noexcept {
   return sdk::dtype_size(tensor.dtype);
 }

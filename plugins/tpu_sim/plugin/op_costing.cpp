@@ -21,18 +21,13 @@
 namespace accel::tpu_sim {
 namespace {
 
+using host_kernels::element_count;
 using host_kernels::HostTensor;
 using tpu::OpTiming;
 using tpu::VectorOpKind;
 
-std::int64_t elements(const HostTensor& tensor) {
-  std::int64_t count = 1;
-  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
-  return count;
-}
-
 std::int64_t bytes(const HostTensor& tensor) {
-  return elements(tensor) * static_cast<std::int64_t>(sdk::dtype_size(tensor.dtype));
+  return element_count(tensor) * static_cast<std::int64_t>(sdk::dtype_size(tensor.dtype));
 }
 
 std::int64_t bytes(std::span<const HostTensor> tensors) {
@@ -161,7 +156,7 @@ OpTiming vector_op(const tpu::TimingModel& model, VectorOpKind kind, std::int64_
 OpTiming gemm_op(const tpu::TimingModel& model, const char* name, const tpu::GemmShape& gemm,
                  const tpu::OperandBytes& tensors, AccelDType dtype, std::span<const HostTensor> outputs) {
   if (gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0) {  // nothing to multiply: the output is zeros
-    return vector_op(model, VectorOpKind::kElementwise, elements(outputs[0]), 0, bytes(outputs), dtype, name);
+    return vector_op(model, VectorOpKind::kElementwise, element_count(outputs[0]), 0, bytes(outputs), dtype, name);
   }
   return model.estimate_gemm(name, gemm, tensors);
 }
@@ -174,7 +169,7 @@ OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std
   const bool transpose_a = matmul_attributes != nullptr && matmul_attributes->transpose_a != 0;
   const HostTensor &a = in[0], &b = in[1], &y = out[0];
   const std::int64_t m = dim(y, 2), n = dim(y, 1), k = transpose_a ? dim(a, 2) : dim(a, 1);
-  const std::int64_t batch = m * n > 0 ? elements(y) / (m * n) : 0;
+  const std::int64_t batch = m * n > 0 ? element_count(y) / (m * n) : 0;
   const tpu::NumberType type = number_type(a.dtype);
   std::int64_t gemms = 1;  // GEMMs run back to back
   OpTiming timing;
@@ -188,7 +183,7 @@ OpCost matmul(const tpu::TimingModel& model, std::span<const HostTensor> in, std
     timing = model.estimate_matmul(m, n, k, type);
     gemms = batch;
   }
-  MxuExtras extras = mxu_extras(reads, *cost.epilogue, elements(y) / gemms);
+  MxuExtras extras = mxu_extras(reads, *cost.epilogue, element_count(y) / gemms);
   epilogue_operands(*cost.epilogue, in, reads, gemms, extras, cost);
   timing = apply_extras(model, std::move(timing), extras, cost);
   if (gemms > 1) {
@@ -231,7 +226,7 @@ OpTiming convolution_gemm(const tpu::TimingModel& model, AccelOp op, std::span<c
   switch (op) {
     case ACCEL_OP_CONV2D: {  // y[N*OH*OW, K] = im2col(x)[N*OH*OW, R*S*C] . filter[R*S*C, K]
       const HostTensor &x = in[0], &filter = in[1], &y = out[0];
-      const tpu::GemmShape gemm{elements(y) / std::max<std::int64_t>(1, y.shape[3]), y.shape[3],
+      const tpu::GemmShape gemm{element_count(y) / std::max<std::int64_t>(1, y.shape[3]), y.shape[3],
                                 filter.shape[0] * filter.shape[1] * filter.shape[2]};
       tpu::Conv2dShape shape;
       if (gemm.m > 0 && gemm.n > 0 && gemm.k > 0 && as_estimate_shape(x, filter, y, conv, shape)) {
@@ -241,14 +236,14 @@ OpTiming convolution_gemm(const tpu::TimingModel& model, AccelOp op, std::span<c
     }
     case ACCEL_OP_CONV2D_BACKWARD_INPUT: {  // dcol[N*OH*OW, R*S*C] = dy . filter^T, then col2im
       const HostTensor &dy = in[0], &filter = in[1], &dx = out[0];
-      const tpu::GemmShape gemm{elements(dy) / std::max<std::int64_t>(1, dy.shape[3]),
+      const tpu::GemmShape gemm{element_count(dy) / std::max<std::int64_t>(1, dy.shape[3]),
                                 filter.shape[0] * filter.shape[1] * filter.shape[2], filter.shape[3]};
       return gemm_op(model, "conv2d_backward_input", gemm, {bytes(dy), bytes(filter), bytes(dx)}, dtype, out);
     }
     default: {  // dfilter[R*S*C, K] = im2col(x)^T[R*S*C, N*OH*OW] . dy[N*OH*OW, K]
       const HostTensor &x = in[0], &dy = in[1], &dfilter = out[0];
       const tpu::GemmShape gemm{dfilter.shape[0] * dfilter.shape[1] * dfilter.shape[2], dfilter.shape[3],
-                                elements(dy) / std::max<std::int64_t>(1, dy.shape[3])};
+                                element_count(dy) / std::max<std::int64_t>(1, dy.shape[3])};
       return gemm_op(model, "conv2d_backward_filter", gemm, {bytes(x), bytes(dy), bytes(dfilter)}, dtype, out);
     }
   }
@@ -258,7 +253,7 @@ OpCost convolution(const tpu::TimingModel& model, AccelOp op, std::span<const Ho
                    std::span<const HostTensor> out, const void* attributes, const OnChipInputs& reads) {
   OpCost cost;
   cost.epilogue = read_epilogue(op, attributes, in.size());
-  MxuExtras extras = mxu_extras(reads, *cost.epilogue, elements(out[0]));
+  MxuExtras extras = mxu_extras(reads, *cost.epilogue, element_count(out[0]));
   epilogue_operands(*cost.epilogue, in, reads, 1, extras, cost);
   cost.timing = apply_extras(model, convolution_gemm(model, op, in, out, attributes), extras, cost);
   if (cost.epilogue->flags == 0) cost.epilogue.reset();
@@ -332,8 +327,8 @@ OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const
   }
   const std::int64_t on_chip_read = cost.on_chip_read_bytes();
   const std::int64_t written = bytes(out);
-  const std::int64_t out_elements = out.empty() ? 0 : elements(out[0]);
-  const std::int64_t in_elements = in.empty() ? 0 : elements(in[0]);
+  const std::int64_t out_elements = out.empty() ? 0 : element_count(out[0]);
+  const std::int64_t in_elements = in.empty() ? 0 : element_count(in[0]);
   auto over = [&](VectorOpKind kind, std::int64_t count, std::int64_t bytes_written) {
     return vector_op(model, kind, count, read, bytes_written, dtype, name, on_chip_read);
   };
@@ -343,7 +338,7 @@ OpCost vector_unit_op(const tpu::TimingModel& model, AccelOp op, std::span<const
       case ACCEL_OP_MAX_POOL: case ACCEL_OP_AVG_POOL:  // a max / add per window cell
         return over(VectorOpKind::kElementwise, out_elements * pool_window(attributes), written);
       case ACCEL_OP_MAX_POOL_BACKWARD:  // compare and route each dy over its window
-        return over(VectorOpKind::kElementwise, elements(in[1]) * pool_window(attributes), written);
+        return over(VectorOpKind::kElementwise, element_count(in[1]) * pool_window(attributes), written);
       case ACCEL_OP_AVG_POOL_BACKWARD:
         return over(VectorOpKind::kElementwise, in_elements * pool_window(attributes), written);
       case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL: case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
@@ -387,7 +382,7 @@ OpCost pool_filter_gradient(const tpu::TimingModel& model, std::span<const HostT
   const HostTensor &x = in[0], &pool_x = in[1], &pool_dy = in[2], &dfilter = out[0];
   // dfilter[R*S*C, K] = im2col(x)^T . dy[N*OH*OW, K], dy shaped as pool_x.
   const tpu::GemmShape gemm{dfilter.shape[0] * dfilter.shape[1] * dfilter.shape[2], dfilter.shape[3],
-                            elements(pool_x) / std::max<std::int64_t>(1, dim(pool_x, 1))};
+                            element_count(pool_x) / std::max<std::int64_t>(1, dim(pool_x, 1))};
   OpTiming timing = gemm_op(model, "max_pool_backward_conv2d_backward_filter", gemm, {bytes(x), 0, bytes(dfilter)},
                             x.dtype, out);
   if (reads.on_chip(0) && timing.hbm.input > 0) {
@@ -395,7 +390,7 @@ OpCost pool_filter_gradient(const tpu::TimingModel& model, std::span<const HostT
     timing.hbm.input = 0;
   }
   tpu::EpilogueWork routing;
-  routing.elements = elements(pool_dy) * pool_window(&fused.pool);  // a compare and select per window cell
+  routing.elements = element_count(pool_dy) * pool_window(&fused.pool);  // a compare and select per window cell
   routing.instructions_per_element = 1;
   for (const std::size_t index : {std::size_t{1}, std::size_t{2}}) {
     if (reads.on_chip(index)) {

@@ -33,6 +33,7 @@
 namespace accel::tpu_sim {
 namespace {
 
+using host_kernels::element_count;
 using host_kernels::HostTensor;
 
 // The emulated HBM is host memory.
@@ -47,12 +48,6 @@ std::byte* mxu_scratch(int operand, size_t bytes) {
   auto& buffer = scratch[static_cast<size_t>(operand)];
   if (buffer.size() * sizeof(std::uint64_t) < bytes) buffer.resize((bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
   return reinterpret_cast<std::byte*>(buffer.data());
-}
-
-std::int64_t element_count(const HostTensor& tensor) {
-  std::int64_t count = 1;
-  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
-  return count;
 }
 
 // Replaces `tensor`'s data with a copy rounded to bfloat16 precision, in its own dtype.

@@ -11,9 +11,7 @@ namespace accel::tpu_sim {
 namespace {
 
 std::uint64_t tensor_bytes(const host_kernels::HostTensor& tensor) {
-  std::uint64_t count = 1;
-  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= static_cast<std::uint64_t>(tensor.shape[axis]);
-  return count * sdk::dtype_size(tensor.dtype);
+  return static_cast<std::uint64_t>(host_kernels::element_count(tensor)) * sdk::dtype_size(tensor.dtype);
 }
 
 }  // namespace

@@ -22,6 +22,12 @@ struct HostTensor {
   void* data = nullptr;
 };
 
+inline int64_t element_count(const HostTensor& tensor) noexcept {
+  int64_t count = 1;
+  for (int32_t axis = 0; axis < tensor.rank; ++axis) count *= tensor.shape[axis];
+  return count;
+}
+
 // True when execute() runs `op` whose principal dtype is `dtype`: the dtype of
 // the data inputs (value inputs of SELECT, params of GATHER, logits of
 // SPARSE_SOFTMAX_CROSS_ENTROPY, the source of CAST, the indices of ONE_HOT),
