@@ -39,6 +39,12 @@ bool writes_in_place(const Node& node, ValueId value) {
   return false;
 }
 
+// Runs a device op node on its device into outputs already allocated.
+void dispatch_node(const Node& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+  detail::run_op_into(node.device, static_cast<AccelOp>(node.op), inputs, outputs,
+                      node.has_attributes() ? node.attributes.data() : nullptr);
+}
+
 // ACCEL_RECORDED_REPLAYS=0 dispatches every node (to measure what recording gains).
 bool recording_enabled() {
   const char* value = std::getenv("ACCEL_RECORDED_REPLAYS");
@@ -260,8 +266,7 @@ void GraphExecutor::run_node(size_t index) {
       outputs.clear();
       for (ValueId output : node.outputs) outputs.push_back(allocate_output(node, output));
       if (node.refresh) node.refresh(node.op, node.attributes.data());
-      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), inputs, outputs,
-                          node.has_attributes() ? node.attributes.data() : nullptr);
+      dispatch_node(node, inputs, outputs);
       for (size_t output = 0; output < node.outputs.size(); ++output) {
         slots_[static_cast<size_t>(node.outputs[output])] = std::move(outputs[output]);
       }
@@ -316,8 +321,7 @@ size_t GraphExecutor::run_recorded(RecordedRun& run) {
       const Node& node = graph_.nodes[index];
       if (node.op == kReshapeNode) continue;
       const BoundNode& tensors = bound[index - run.first];
-      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
-                          node.has_attributes() ? node.attributes.data() : nullptr);
+      dispatch_node(node, tensors.inputs, tensors.outputs);
     }
   }
   // The caller keeps the results: hand out copies, not the kept buffers.
@@ -357,8 +361,7 @@ void GraphExecutor::record(RecordedRun& run, std::span<const BoundNode> bound) {
     if (node.op == kReshapeNode) continue;
     const BoundNode& tensors = bound[index - run.first];
     try {
-      detail::run_op_into(node.device, static_cast<AccelOp>(node.op), tensors.inputs, tensors.outputs,
-                          node.has_attributes() ? node.attributes.data() : nullptr);
+      dispatch_node(node, tensors.inputs, tensors.outputs);
     } catch (const std::exception& error) {  // any error: the device must still stop recording
       failure = fmt::format("recording node {} ({}): {}", index, node_name(node.op), error.what());
     }
