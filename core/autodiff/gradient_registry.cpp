@@ -18,6 +18,7 @@ GradientRegistry::GradientRegistry() : entries_(static_cast<size_t>(kReshapeOp) 
   register_unary_gradients(*this);
   register_binary_gradients(*this);
   register_reduction_gradients(*this);
+  register_normalization_gradients(*this);
   register_data_movement_gradients(*this);
   register_not_differentiable_ops(*this);
 }

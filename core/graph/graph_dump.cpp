@@ -77,6 +77,9 @@ std::string attributes_text(const Node& node) {
     }
     case ACCEL_OP_FILL:
       return fmt::format(" {{value {}}}", node.attributes_as<AccelFillAttributes>().value);
+    case ACCEL_OP_BATCH_NORM:
+    case ACCEL_OP_BATCH_NORM_BACKWARD:
+      return fmt::format(" {{epsilon {}}}", node.attributes_as<AccelBatchNormAttributes>().epsilon);
     default:
       return fmt::format(" {{{} bytes}}", node.attributes.size());
   }

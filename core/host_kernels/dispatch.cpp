@@ -89,6 +89,8 @@ Arity arity_of(AccelOp op) {
       return {2, 2, 1};
     case ACCEL_OP_SELECT: case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: return {3, 3, 1};
     case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY: return {2, 2, 2};
+    case ACCEL_OP_BATCH_NORM: return {3, 3, 3};
+    case ACCEL_OP_BATCH_NORM_BACKWARD: return {5, 5, 3};
     case ACCEL_OP_FILL: case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL:
     case ACCEL_OP_RANDOM_TRUNCATED_NORMAL:
       return {0, 0, 1};
@@ -272,6 +274,10 @@ void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor>
     case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER:
       return pool_filter_gradient(in[0], in[1], in[2], out[0],
                                   attributes_as<AccelPoolFilterGradientAttributes>(attributes), rounding);
+    case ACCEL_OP_BATCH_NORM:
+      return batch_norm(in[0], in[1], in[2], out[0], out[1], out[2], attributes_as<AccelBatchNormAttributes>(attributes));
+    case ACCEL_OP_BATCH_NORM_BACKWARD:
+      return batch_norm_backward(in, out, attributes_as<AccelBatchNormAttributes>(attributes));
     case ACCEL_OP_MAX_POOL: return max_pool(in[0], out[0], attributes_as<AccelPoolAttributes>(attributes));
     case ACCEL_OP_MAX_POOL_BACKWARD:
       return max_pool_backward(in[0], in[1], out[0], attributes_as<AccelPoolAttributes>(attributes));

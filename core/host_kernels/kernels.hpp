@@ -100,6 +100,13 @@ void pool_filter_gradient(const HostTensor& x, const HostTensor& pool_x, const H
 void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
                        const AccelFusedElementwiseAttributes& program);
 
+// batch_norm.cpp: BATCH_NORM (x, scale, offset -> y, mean, variance) and
+// BATCH_NORM_BACKWARD (dy, x, scale, mean, variance -> dx, dscale, doffset).
+void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& offset, const HostTensor& y,
+                const HostTensor& mean, const HostTensor& variance, const AccelBatchNormAttributes& attributes);
+void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
+                         const AccelBatchNormAttributes& attributes);
+
 // pooling.cpp: max/avg pooling and their gradients.
 void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);
 void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,

@@ -85,6 +85,8 @@ const std::array<OpInfo, ACCEL_OP_COUNT> kOps = {{
     {"Fusion", "fusion", sizeof(AccelFusedElementwiseAttributes), 0},
     {"Erf", "elementwise", kNone, 0},
     {"MaxPoolGrad+Conv2DBackpropFilter", "convolution", sizeof(AccelPoolFilterGradientAttributes), 0},
+    {"FusedBatchNormV3", "normalization", sizeof(AccelBatchNormAttributes), 0},
+    {"FusedBatchNormGradV3", "normalization", sizeof(AccelBatchNormAttributes), 0},
 }};
 
 const OpInfo kReshape = {"Reshape", "data movement", kNone, 0};

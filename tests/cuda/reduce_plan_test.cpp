@@ -104,5 +104,30 @@ TEST(CudaReducePlan, EveryRowIsInExactlyOneSliceWithinTheGridsLimits) {
   }
 }
 
+// BATCH_NORM's sums split the rows as the column reductions do, for any
+// number of features (a reduction keeps fewer than 8 on the generic kernel).
+TEST(CudaBatchNormPlan, SplitsTheRowsAsTheColumnReductions) {
+  const BatchNormPlan plan = plan_batch_norm(256 * 28 * 28, 32);
+  const ReducePlan reduction = plan_for({256, 28, 28, 32}, {0, 1, 2});
+  EXPECT_EQ(plan.chunks, reduction.chunks);
+  EXPECT_EQ(plan.rows_per_chunk, reduction.rows_per_chunk);
+  EXPECT_EQ(batch_norm_scratch_bytes(plan), 1024u * 2u * 32u * 8u + 3u * 32u * 4u);
+  for (const auto& [rows, features] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 5}, {63, 3}, {64, 3}, {65, 1}, {1000, 2}, {4000, 40}, {100000, 512}, {7, 100000}}) {
+    const BatchNormPlan split = plan_batch_norm(rows, features);
+    SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(features));
+    EXPECT_GE(split.chunks, 1);
+    EXPECT_LE(split.chunks, 65535);
+    EXPECT_GE(split.rows_per_chunk * split.chunks, rows);           // every row in a slice
+    EXPECT_LT(split.rows_per_chunk * (split.chunks - 1), rows);      // none empty
+    if (split.chunks > 1) {
+      EXPECT_GE(split.rows_per_chunk, 64);
+    }
+  }
+  const BatchNormPlan empty = plan_batch_norm(0, 8);
+  EXPECT_EQ(empty.chunks, 1);
+  EXPECT_EQ(empty.rows_per_chunk, 0);
+}
+
 }  // namespace
 }  // namespace accel::cuda

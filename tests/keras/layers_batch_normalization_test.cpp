@@ -9,6 +9,7 @@
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
 #include <accel/ops.hpp>
+#include <accel/profiler.hpp>
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,29 @@ TEST_F(BatchNormalizationTest, ImagesNormalizeEachChannelOverBatchAndSpace) {
     EXPECT_NEAR(channels_last.moving_variance().value().to_vector<float>()[static_cast<size_t>(c)],
                 0.99 + 0.01 * square * 18.0 / 17.0, 1e-6);
   }
+}
+
+// Features last on a device that claims it (the CPU): one FusedBatchNormV3,
+// as Keras 2's fused kernel, not the dozen primitive ops it stands for.
+TEST_F(BatchNormalizationTest, TrainingWithFeaturesLastRunsTheFusedOp) {
+  BatchNormalization layer;
+  const Tensor x = testing::random_tensor({4, 5, 5, 3}, 17);
+  layer.build({kUnknownDim, 5, 5, 3});
+  profiler::start();
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = layer(x, /*training=*/true);
+  tape.gradient(ops::reduce_sum(y), {x});
+  profiler::stop();
+  int fused = 0, gradients = 0, means = 0;
+  for (const profiler::OpRecord& record : profiler::records()) {
+    fused += record.op == "FusedBatchNormV3 (BATCH_NORM)" ? 1 : 0;
+    gradients += record.op == "FusedBatchNormGradV3 (BATCH_NORM_BACKWARD)" ? 1 : 0;
+    means += record.op == "Mean (REDUCE_MEAN)" ? 1 : 0;
+  }
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(gradients, 1);
+  EXPECT_EQ(means, 0);
 }
 
 TEST_F(BatchNormalizationTest, RejectsABadAxis) {

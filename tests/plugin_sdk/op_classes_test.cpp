@@ -23,11 +23,13 @@ TEST(OpClasses, UnaryAndBinaryElementwiseOpsAreExactlyTheTablesOfTheOpSet) {
 }
 
 TEST(OpClasses, EachOpNamesTheMinorVersionThatAddedIt) {
-  EXPECT_EQ(ACCEL_OP_COUNT, 65);
+  EXPECT_EQ(ACCEL_OP_COUNT, 67);
   for (int32_t op = 0; op < ACCEL_OP_FUSED_ELEMENTWISE; ++op) EXPECT_EQ(op_since_minor(op), 0u) << "op " << op;
   EXPECT_EQ(op_since_minor(ACCEL_OP_FUSED_ELEMENTWISE), 2u);
   EXPECT_EQ(op_since_minor(ACCEL_OP_ERF), 3u);
   EXPECT_EQ(op_since_minor(ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER), 4u);
+  EXPECT_EQ(op_since_minor(ACCEL_OP_BATCH_NORM), 6u);
+  EXPECT_EQ(op_since_minor(ACCEL_OP_BATCH_NORM_BACKWARD), 6u);
   // No op is newer than the API this header describes.
   for (int32_t op = 0; op < ACCEL_OP_COUNT; ++op) EXPECT_LE(op_since_minor(op), static_cast<uint32_t>(ACCEL_PLUGIN_API_MINOR));
 }

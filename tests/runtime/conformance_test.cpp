@@ -625,6 +625,30 @@ std::vector<OpCase> all_cases() {
                    },
                    Tolerance::kTranscendental, {}});
 
+  // Batch normalization (API 1.6): BATCH_NORM where the device claims it (else
+  // the primitive ops it stands for), and its gradient. x is shifted off zero so
+  // that the variance is not the mean square; one row gives a zero variance; the
+  // rows of the largest split into many slices on a GPU.
+  for (const Shape& shape : {shape_of({7, 3}), shape_of({4, 9, 9, 32}), shape_of({2000, 40}), shape_of({1, 5}),
+                             shape_of({0, 8})}) {
+    const Shape features{shape[shape.rank() - 1]};
+    cases.push_back({fmt::format("BatchNorm_{}", fmt::join(shape.dims(), "x")),
+                     {{shape, DType::kFloat32, 1, 5}, {features, DType::kFloat32, 0.5, 2}, {features}},
+                     [](const std::vector<Tensor>& in) {
+                       const ops::BatchNormResult result = ops::batch_norm(in[0], in[1], in[2], 1e-3);
+                       return std::vector<Tensor>{result.y, result.mean, result.variance};
+                     },
+                     Tolerance::kTranscendental, {}});
+    cases.push_back({fmt::format("BatchNormGrad_{}", fmt::join(shape.dims(), "x")),
+                     {{shape}, {shape, DType::kFloat32, 1, 5}, {features, DType::kFloat32, 0.5, 2},
+                      {features, DType::kFloat32, 2, 4}, {features, DType::kFloat32, 0.5, 2}},
+                     [](const std::vector<Tensor>& in) {
+                       auto [dx, dscale, doffset] = ops::batch_norm_backward(in[0], in[1], in[2], in[3], in[4], 1e-3);
+                       return std::vector<Tensor>{dx, dscale, doffset};
+                     },
+                     Tolerance::kTranscendental, {}});
+  }
+
   // Creation and data movement.
   cases.push_back({"FillAndRandom", {}, [](const std::vector<Tensor>&) {
                      return std::vector<Tensor>{ops::fill(Shape{3, 5}, 2.5), ops::random_uniform(Shape{257}, 11, -1, 3),

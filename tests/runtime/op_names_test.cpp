@@ -30,6 +30,8 @@ TEST(OpNames, TheTensorFlowNameComesFirstAndTheOpSetNameWhereItDiffers) {
   EXPECT_EQ(profiler::op_name(ACCEL_OP_MAX_POOL), "MaxPool");
   EXPECT_EQ(profiler::op_name(ACCEL_OP_LOGICAL_NOT), "LogicalNot");
   EXPECT_EQ(profiler::op_name(ACCEL_OP_ERF), "Erf");
+  EXPECT_EQ(profiler::op_name(ACCEL_OP_BATCH_NORM), "FusedBatchNormV3 (BATCH_NORM)");
+  EXPECT_EQ(profiler::op_name(ACCEL_OP_BATCH_NORM_BACKWARD), "FusedBatchNormGradV3 (BATCH_NORM_BACKWARD)");
   EXPECT_EQ(profiler::op_name(ACCEL_OP_COUNT + 1), "Reshape");  // the tape's pseudo-op
   EXPECT_EQ(profiler::op_name(-1), "Unknown");
 }

@@ -608,6 +608,50 @@ TEST(TpuSimTable, PoolingGradientFusedIntoTheFilterGradientIsOneKernelWithTheTwo
   }
 }
 
+// BATCH_NORM and its gradient (plugin API 1.6): claimed, and timed as XLA
+// runs them on a TPU, a reduction pass and an elementwise pass that each read
+// the activations from HBM: x twice forward, dy and x twice backward.
+TEST(TpuSimTable, BatchNormReadsTheActivationsTwiceEachWay) {
+  EmulatedSystem system({});
+  ASSERT_EQ(system.status(), ACCEL_STATUS_OK) << system.message();
+  AccelDevice* device = system.open(0);
+  const AccelPluginApi& api = *system.api();
+  ASSERT_EQ(api.supports_op(device, ACCEL_OP_BATCH_NORM, ACCEL_DTYPE_F32), 1);
+  ASSERT_EQ(api.supports_op(device, ACCEL_OP_BATCH_NORM_BACKWARD, ACCEL_DTYPE_F32), 1);
+  const std::vector<int64_t> image{8, 14, 14, 32};
+  const DeviceTensor x = allocate(system, device, image), y = allocate(system, device, image),
+                     dy = allocate(system, device, image), dx = allocate(system, device, image);
+  std::vector<DeviceTensor> features;
+  for (int i = 0; i < 7; ++i) features.push_back(allocate(system, device, {32}));
+  auto run = [&](AccelOp op, std::vector<AccelTensor> inputs, std::vector<AccelTensor> outputs) {
+    const AccelBatchNormAttributes attributes{sizeof(AccelBatchNormAttributes), 1e-3};
+    AccelOpCall call{};
+    call.struct_size = sizeof(call);
+    call.op = op;
+    call.num_inputs = static_cast<int32_t>(inputs.size());
+    call.inputs = inputs.data();
+    call.num_outputs = static_cast<int32_t>(outputs.size());
+    call.outputs = outputs.data();
+    call.attributes = &attributes;
+    g_reports.clear();
+    EXPECT_EQ(take(api.execute(device, &call)), ACCEL_STATUS_OK);
+    return g_reports.empty() ? AccelOpProfile{} : g_reports.back();
+  };
+  // Every input is one no kernel wrote (none found on chip); their values (0.5) do not change the timing.
+  const double activation = 8.0 * 14 * 14 * 32 * 4, feature = 32 * 4;
+  const AccelOpProfile forward = run(ACCEL_OP_BATCH_NORM, {x.tensor, features[0].tensor, features[1].tensor},
+                                     {y.tensor, features[2].tensor, features[3].tensor});
+  EXPECT_EQ(forward.bytes_accessed, 2 * activation + 2 * feature + activation + 2 * feature);
+  const AccelOpProfile backward =
+      run(ACCEL_OP_BATCH_NORM_BACKWARD,
+          {dy.tensor, x.tensor, features[0].tensor, features[4].tensor, features[5].tensor},
+          {dx.tensor, features[6].tensor, features[1].tensor});
+  EXPECT_EQ(backward.bytes_accessed, 4 * activation + 3 * feature + activation + 2 * feature);
+  EXPECT_GT(backward.cycles, forward.cycles);
+  for (const DeviceTensor* tensor : {&x, &y, &dy, &dx}) api.buffer_free(device, tensor->buffer);
+  for (const DeviceTensor& tensor : features) api.buffer_free(device, tensor.buffer);
+}
+
 // tpu_sim.megacore=on: a v4 chip is one device with both cores' MXUs, and a
 // large matmul's compute takes half the cycles; a v5e (one core) is unchanged.
 TEST(TpuSimTable, MegacoreMakesAV4ChipOneDeviceWithHalfTheComputeCycles) {

@@ -10,6 +10,7 @@ void register_linear_algebra_gradients(GradientRegistry& registry);  // matmul, 
 void register_unary_gradients(GradientRegistry& registry);
 void register_binary_gradients(GradientRegistry& registry);          // incl. select, *_backward
 void register_reduction_gradients(GradientRegistry& registry);       // incl. softmax family
+void register_normalization_gradients(GradientRegistry& registry);   // batch norm
 void register_data_movement_gradients(GradientRegistry& registry);   // cast, layout, gather
 void register_not_differentiable_ops(GradientRegistry& registry);
 

@@ -90,6 +90,21 @@ Tensor log_softmax(const Tensor& logits);
 // Returns (per-example loss [B], gradient of the loss sum w.r.t. logits [B, C]).
 std::pair<Tensor, Tensor> sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
 
+// Batch normalization of a training step over every axis but `axis` (the
+// features; TensorFlow's FusedBatchNormV3 with is_training): y = (x - mean) *
+// rsqrt(variance + epsilon) * scale + offset, with the batch's mean and biased
+// variance, each of shape [features] like scale and offset. One BATCH_NORM op
+// where `axis` is the last and the device claims it, else primitive ops; the
+// tape differentiates either (BATCH_NORM_BACKWARD for the fused op).
+struct BatchNormResult {
+  Tensor y, mean, variance;
+};
+BatchNormResult batch_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, double epsilon,
+                           int32_t axis = -1);
+// BATCH_NORM's gradient (FusedBatchNormGradV3), the features last: dx, dscale, doffset.
+std::array<Tensor, 3> batch_norm_backward(const Tensor& output_gradient, const Tensor& x, const Tensor& scale,
+                                          const Tensor& mean, const Tensor& variance, double epsilon);
+
 // Creation and data movement.
 Tensor cast(const Tensor& x, DType dtype);
 Tensor fill(const Shape& shape, double value, DType dtype = DType::kFloat32);

@@ -27,10 +27,6 @@ void BatchNormalization::build_weights(const LayerShape& input_shape) {
   std::vector<int64_t> broadcast_dims(static_cast<size_t>(rank), 1);
   broadcast_dims[static_cast<size_t>(axis)] = features;
   broadcast_shape_ = Shape(broadcast_dims);
-  reduction_axes_.clear();
-  for (int32_t other = 0; other < rank; ++other) {
-    if (other != axis) reduction_axes_.push_back(other);
-  }
 
   const Shape parameter_shape{features};
   if (options_.scale) gamma_ = add_weight("gamma", parameter_shape, *options_.gamma_initializer);
@@ -79,14 +75,15 @@ Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
     return normalize(inputs, moving_mean_.value().reshape(broadcast_shape_),
                      moving_variance_.value().reshape(broadcast_shape_));
   }
-  // Composed from primitive ops so the tape differentiates through the batch
-  // statistics too (the gradient of a training step depends on them).
-  const Tensor mean = ops::reduce_mean(inputs, reduction_axes_, /*keep_dims=*/true);
-  const Tensor variance = ops::reduce_mean(ops::square(ops::sub(inputs, mean)), reduction_axes_, /*keep_dims=*/true);
-  const Tensor outputs = normalize(inputs, mean, variance);
-  update_moving_statistic(moving_mean_, mean);
-  update_moving_statistic(moving_variance_, moving_variance_sample(inputs, variance));
-  return outputs;
+  // One fused op where the features are last and the device has it, else the
+  // primitive ops; the tape differentiates through the batch statistics either way.
+  const int64_t features = broadcast_shape_[feature_axis_];
+  const Tensor scale = options_.scale ? gamma_.value() : ops::ones(Shape{features}, inputs.dtype());
+  const Tensor offset = options_.center ? beta_.value() : ops::zeros(Shape{features}, inputs.dtype());
+  const ops::BatchNormResult result = ops::batch_norm(inputs, scale, offset, options_.epsilon, feature_axis_);
+  update_moving_statistic(moving_mean_, result.mean);
+  update_moving_statistic(moving_variance_, moving_variance_sample(inputs, result.variance));
+  return result.y;
 }
 
 }  // namespace accel::keras

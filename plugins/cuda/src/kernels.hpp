@@ -76,6 +76,17 @@ struct ReducePlan {
   int64_t rows_per_chunk = 0;
 };
 
+// BATCH_NORM / BATCH_NORM_BACKWARD over x seen as [rows, features]: the
+// per-feature sums over `chunks` slices of `rows_per_chunk` rows (none empty;
+// one slice of no rows when rows is 0), split as the column reductions split
+// theirs. Made by plan_batch_norm (reduce_plan.cpp).
+struct BatchNormPlan {
+  int64_t rows = 0;
+  int64_t features = 0;
+  int64_t chunks = 1;
+  int64_t rows_per_chunk = 0;
+};
+
 // NHWC pooling geometry.
 struct PoolGeometry {
   int64_t n = 0, h = 0, w = 0, c = 0;
@@ -187,12 +198,25 @@ cudaError_t launch_fused_elementwise(const FusedKernelPlan& plan, int32_t* zero_
 // ---- epilogue_kernels.cu (y of dtype F32, BF16 or F16)
 cudaError_t launch_epilogue(AccelDType dtype, void* y, const EpiloguePlan& plan, cudaStream_t stream);
 
+// ---- batch_norm_kernels.cu (float32; scratch of batch_norm_scratch_bytes)
+cudaError_t launch_batch_norm(const float* x, const float* scale, const float* offset, float* y, float* mean,
+                              float* variance, const BatchNormPlan& plan, double epsilon, void* scratch,
+                              cudaStream_t stream);
+cudaError_t launch_batch_norm_backward(const float* dy, const float* x, const float* scale, const float* mean,
+                                       const float* variance, float* dx, float* dscale, float* doffset,
+                                       const BatchNormPlan& plan, double epsilon, void* scratch,
+                                       cudaStream_t stream);
+
 // ---- reduce_plan.cpp (host only)
 // The reduction of a dense row-major tensor of `shape` over the axes marked in `reduced`.
 ReducePlan plan_reduction(int32_t rank, const int64_t* shape, const bool* reduced);
 // Device scratch launch_reduce needs for `plan` (bytes; 0: none): the partial
 // results of the row slices (8-byte accumulators: double, or int64 for integers).
 uint64_t reduce_scratch_bytes(const ReducePlan& plan);
+// Batch normalization's split of `rows` rows of `features` features, and the
+// device scratch its launches need (bytes).
+BatchNormPlan plan_batch_norm(int64_t rows, int64_t features);
+uint64_t batch_norm_scratch_bytes(const BatchNormPlan& plan);
 
 // ---- reduction_kernels.cu
 cudaError_t launch_reduce(AccelOp op, AccelDType dtype, const void* x, void* y,

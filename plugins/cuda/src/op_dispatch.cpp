@@ -605,6 +605,8 @@ int32_t supports(const AccelDevice& /*device*/, AccelOp op, AccelDType dtype) {
     case ACCEL_OP_SOFTMAX:
     case ACCEL_OP_LOG_SOFTMAX:
     case ACCEL_OP_SPARSE_SOFTMAX_CROSS_ENTROPY: return f;
+    case ACCEL_OP_BATCH_NORM:
+    case ACCEL_OP_BATCH_NORM_BACKWARD: return dtype == ACCEL_DTYPE_F32;
     // Every valid program, whatever dtypes it uses besides the principal one.
     case ACCEL_OP_FUSED_ELEMENTWISE: return 1;
     default:
@@ -676,6 +678,8 @@ OpCost execute_op(AccelDevice& device, const AccelOpCall& call) {
     case ACCEL_OP_SGD_UPDATE: run_sgd(device, call); break;
     case ACCEL_OP_ADAM_UPDATE: run_adam(device, call); break;
     case ACCEL_OP_RMSPROP_UPDATE: run_rmsprop(device, call); break;
+    case ACCEL_OP_BATCH_NORM: run_batch_norm(device, call); break;
+    case ACCEL_OP_BATCH_NORM_BACKWARD: run_batch_norm_backward(device, call); break;
     default:
       throw sdk::PluginError(ACCEL_STATUS_UNIMPLEMENTED,
                              "op " + std::to_string(static_cast<int>(op)) +

@@ -69,6 +69,9 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call);
 void run_pool(AccelDevice& device, const AccelOpCall& call);
 // softmax.cpp (SOFTMAX, LOG_SOFTMAX)
 void run_softmax(AccelDevice& device, const AccelOpCall& call);
+// batch_norm.cpp (BATCH_NORM, BATCH_NORM_BACKWARD, since plugin API 1.6)
+void run_batch_norm(AccelDevice& device, const AccelOpCall& call);
+void run_batch_norm_backward(AccelDevice& device, const AccelOpCall& call);
 // fused_elementwise.cpp (FUSED_ELEMENTWISE, since plugin API 1.2)
 OpCost run_fused_elementwise(AccelDevice& device, const AccelOpCall& call);
 

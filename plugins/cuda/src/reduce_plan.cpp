@@ -1,7 +1,8 @@
 // How a reduction reads its input (ReducePlan, kernels.hpp): the generic
 // strided form every reduction has, the banded form of those whose reduced axes
 // are adjacent, and how the column kernels split a band's rows over blocks.
-// Host code only, so that the plans are tested without a GPU.
+// Batch normalization's sums split their rows the same way. Host code only, so
+// that the plans are tested without a GPU.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -74,6 +75,26 @@ ReducePlan plan_reduction(int32_t rank, const int64_t* shape, const bool* reduce
 uint64_t reduce_scratch_bytes(const ReducePlan& plan) {
   if (!plan.column_kernels || plan.chunks == 1) return 0;
   return static_cast<uint64_t>(plan.outer * plan.chunks * plan.inner) * sizeof(int64_t);
+}
+
+BatchNormPlan plan_batch_norm(int64_t rows, int64_t features) {
+  BatchNormPlan plan;
+  plan.rows = rows;
+  plan.features = features;
+  if (rows <= 0 || features <= 0) return plan;
+  ReducePlan band;  // the [rows, features] band a column reduction over the rows would have
+  band.reduced_count = rows;
+  band.inner = features;
+  split_rows(band);
+  plan.chunks = band.chunks;
+  plan.rows_per_chunk = band.rows_per_chunk;
+  return plan;
+}
+
+uint64_t batch_norm_scratch_bytes(const BatchNormPlan& plan) {
+  // The slices' two sums (double), then up to three float coefficients per feature.
+  return static_cast<uint64_t>(plan.chunks * 2 * plan.features) * sizeof(double) +
+         static_cast<uint64_t>(3 * plan.features) * sizeof(float);
 }
 
 }  // namespace accel::cuda

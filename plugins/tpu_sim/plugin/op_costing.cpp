@@ -404,9 +404,42 @@ OpCost pool_filter_gradient(const tpu::TimingModel& model, std::span<const HostT
   return cost;
 }
 
+// BATCH_NORM and its gradient as XLA lowers them on a TPU: a reduction pass
+// for the per-feature sums, then an elementwise pass, each reading the
+// activations (x; dy and x backward) from HBM unless they are on chip. About
+// 3 vector instructions per element forward (sum, sum of squares, one
+// multiply-add) and 5 backward (two sums, three multiply-adds).
+OpCost batch_norm(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
+                  std::span<const HostTensor> out, const OnChipInputs& reads) {
+  const bool forward = op == ACCEL_OP_BATCH_NORM;
+  if (in.size() != (forward ? 3u : 5u) || out.size() != 3) {
+    throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, forward
+                               ? "BATCH_NORM takes x, scale, offset and gives y, mean, variance"
+                               : "BATCH_NORM_BACKWARD takes dy, x, scale, mean, variance and gives dx, dscale, doffset");
+  }
+  OpCost cost;
+  const std::size_t activations = forward ? 1 : 2;  // x; or dy and x
+  std::int64_t read = 0;
+  for (std::size_t index = 0; index < in.size(); ++index) {
+    const std::int64_t passes = index < activations ? 2 : 1;
+    if (reads.on_chip(index)) {
+      count_on_chip(cost, reads.cmem(index), passes * bytes(in[index]));
+    } else {
+      read += passes * bytes(in[index]);
+    }
+  }
+  const std::int64_t instructions = forward ? 3 : 5;
+  cost.timing = vector_op(model, VectorOpKind::kElementwise, instructions * element_count(in[0]), read, bytes(out),
+                          in[0].dtype, host_kernels::op_name(op), cost.on_chip_read_bytes());
+  return cost;
+}
+
 OpCost cost_of(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
                std::span<const HostTensor> outputs, const void* attributes, const OnChipInputs& reads) {
   if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, reads);
+  if (op == ACCEL_OP_BATCH_NORM || op == ACCEL_OP_BATCH_NORM_BACKWARD) {
+    return batch_norm(model, op, inputs, outputs, reads);
+  }
   if (op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) {
     return pool_filter_gradient(model, inputs, outputs, attributes, reads);
   }

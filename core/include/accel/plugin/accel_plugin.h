@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 5
+#define ACCEL_PLUGIN_API_MINOR 6
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -184,7 +184,24 @@ typedef enum AccelOp {
      plugin that does not claim it gets the two ops. */
   ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER = 64,
 
-  ACCEL_OP_COUNT = 65,
+  /* Since 1.6. Batch normalization of a training step over every axis but the
+     last (NHWC's channels), as TensorFlow's FusedBatchNormV3 with is_training:
+     in: x[..., C], scale[C], offset[C]; out: y (x's shape), mean[C],
+     variance[C], the biased batch variance that y is normalized with:
+       y = (x - mean) * rsqrt(variance + epsilon) * scale + offset.
+     AccelBatchNormAttributes holds epsilon. Float dtypes; the statistics in
+     x's dtype. Optional: where a device does not claim it the host composes
+     the primitive ops (mean, subtract, square, ...). */
+  ACCEL_OP_BATCH_NORM = 65,
+  /* Since 1.6. BATCH_NORM's gradient (FusedBatchNormGradV3): in: dy, x,
+     scale, mean, variance (BATCH_NORM's two statistics); out: dx, dscale,
+     doffset. With xhat = (x - mean) * rsqrt(variance + epsilon) and n the
+     elements per channel: doffset = sum(dy), dscale = sum(dy * xhat),
+     dx = scale * rsqrt(variance + epsilon) * (dy - (doffset + xhat * dscale) / n).
+     Optional, claimed together with BATCH_NORM. */
+  ACCEL_OP_BATCH_NORM_BACKWARD = 66,
+
+  ACCEL_OP_COUNT = 67,
 } AccelOp;
 
 /* --------------------------------------------------------------- op attributes */
@@ -244,6 +261,12 @@ typedef struct AccelPoolFilterGradientAttributes {
   AccelConv2dAttributes convolution;
   AccelPoolAttributes pool;
 } AccelPoolFilterGradientAttributes;
+
+/* Since 1.6: BATCH_NORM and BATCH_NORM_BACKWARD. */
+typedef struct AccelBatchNormAttributes {
+  size_t struct_size;
+  double epsilon;
+} AccelBatchNormAttributes;
 
 /* Reduce over `axes` (sorted, unique, non-negative) of the input. */
 typedef struct AccelReduceAttributes {

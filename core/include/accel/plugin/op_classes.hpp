@@ -31,6 +31,7 @@ ACCEL_SDK_HOST_DEVICE constexpr bool is_binary_elementwise(int32_t op) noexcept 
 // never asks a plugin of an older minor about it (supports_op) and never puts
 // it in a FUSED_ELEMENTWISE program that plugin runs.
 constexpr uint32_t op_since_minor(int32_t op) noexcept {
+  if (op >= ACCEL_OP_BATCH_NORM) return 6;
   if (op >= ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) return 4;
   if (op >= ACCEL_OP_ERF) return 3;
   if (op >= ACCEL_OP_FUSED_ELEMENTWISE) return 2;

@@ -21,7 +21,7 @@ inline constexpr const char* kOpSetNames[] = {
     "LOG_SOFTMAX", "SPARSE_SOFTMAX_CROSS_ENTROPY", "CAST", "FILL", "RANDOM_UNIFORM", "RANDOM_NORMAL",
     "RANDOM_TRUNCATED_NORMAL", "TRANSPOSE", "COPY", "BROADCAST_TO", "SLICE", "CONCAT", "PAD", "GATHER",
     "ONE_HOT", "SGD_UPDATE", "ADAM_UPDATE", "RMSPROP_UPDATE", "FUSED_ELEMENTWISE", "ERF",
-    "MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER"};
+    "MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER", "BATCH_NORM", "BATCH_NORM_BACKWARD"};
 static_assert(sizeof(kOpSetNames) / sizeof(kOpSetNames[0]) == ACCEL_OP_COUNT,
               "one op-set name per AccelOp: append the new op's name");
 

@@ -58,7 +58,6 @@ class BatchNormalization final : public Layer {
 
   BatchNormalizationOptions options_;
   int32_t feature_axis_ = 0;                 // `axis` resolved against the input rank
-  std::vector<int32_t> reduction_axes_;      // every axis but the feature axis
   Shape broadcast_shape_;                    // 1 everywhere but the feature axis
   Variable gamma_;
   Variable beta_;

@@ -1,0 +1,195 @@
+// BATCH_NORM and BATCH_NORM_BACKWARD (API 1.6): a training step's batch
+// normalization over every axis but the last, in two passes over x each way
+// where the primitive ops it replaces make about a dozen.
+//
+// The per-feature sums are taken in double over fixed blocks of rows and the
+// blocks' sums added in block order, so the result does not depend on the
+// number of threads, and the one-pass variance (E[x^2] - mean^2) keeps
+// float32's precision for any data whose mean is not ~1e7 standard deviations
+// from zero.
+#include "kernels.hpp"
+
+#include <accel/plugin/plugin_sdk.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace accel::host_kernels::detail {
+namespace {
+
+// x[..., features] seen as [rows, features].
+struct Rows {
+  int64_t rows = 0;
+  int64_t features = 0;
+};
+
+Rows rows_of(const HostTensor& x, const char* op) {
+  if (x.rank < 1) invalid(std::string(op) + ": x must have at least one axis, got " + describe(x));
+  Rows shape;
+  shape.features = x.shape[x.rank - 1];
+  shape.rows = shape.features == 0 ? 0 : element_count(x) / shape.features;
+  return shape;
+}
+
+void expect_same_shape(const HostTensor& tensor, const HostTensor& like, const char* op, const char* role) {
+  if (!same_shape(tensor, like)) invalid(std::string(op) + ": " + role + " must have the shape of x " + describe(like) + ", got " + describe(tensor));
+}
+
+void expect_per_feature(const HostTensor& tensor, int64_t features, const char* op, const char* role) {
+  if (tensor.rank != 1 || tensor.shape[0] != features) {
+    invalid(std::string(op) + ": " + role + " must be [" + std::to_string(features) + "] (x's last axis), got " +
+            describe(tensor));
+  }
+}
+
+// Blocks of rows of about 16K elements: the unit of the deterministic sums.
+int64_t rows_per_block(int64_t features) {
+  constexpr int64_t kBlockElements = int64_t{1} << 14;
+  return std::max<int64_t>(1, kBlockElements / std::max<int64_t>(features, 1));
+}
+
+// For each block of rows, `sum_block(first_row, last_row, first, second)` adds
+// two per-feature sums into `first` and `second` (zeroed, `features` long);
+// returns the two sums over every row, the blocks added in order.
+template <typename BlockSums>
+std::pair<std::vector<double>, std::vector<double>> per_feature_sums(const Rows& shape, const BlockSums& sum_block) {
+  const int64_t block_rows = rows_per_block(shape.features);
+  const int64_t blocks = (shape.rows + block_rows - 1) / block_rows;
+  const auto width = static_cast<size_t>(shape.features);
+  std::vector<double> partial(static_cast<size_t>(blocks) * width * 2, 0.0);
+  parallel_ranges(blocks, grain_for(block_rows * shape.features), [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) {
+      double* first = partial.data() + static_cast<size_t>(block) * width * 2;
+      sum_block(block * block_rows, std::min(shape.rows, (block + 1) * block_rows), first, first + width);
+    }
+  });
+  std::pair<std::vector<double>, std::vector<double>> sums{std::vector<double>(width, 0.0),
+                                                           std::vector<double>(width, 0.0)};
+  for (int64_t block = 0; block < blocks; ++block) {
+    const double* first = partial.data() + static_cast<size_t>(block) * width * 2;
+    for (size_t c = 0; c < width; ++c) {
+      sums.first[c] += first[c];
+      sums.second[c] += first[width + c];
+    }
+  }
+  return sums;
+}
+
+// body(row) for every row, rows in parallel.
+template <typename RowBody>
+void for_each_row(const Rows& shape, const RowBody& body) {
+  parallel_ranges(shape.rows, grain_for(shape.features), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) body(row);
+  });
+}
+
+}  // namespace
+
+void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& offset, const HostTensor& y,
+                const HostTensor& mean, const HostTensor& variance, const AccelBatchNormAttributes& attributes) {
+  constexpr const char* kOp = "BATCH_NORM";
+  const Rows shape = rows_of(x, kOp);
+  expect_same_shape(y, x, kOp, "y");
+  for (const auto& [tensor, role] : {std::pair{&scale, "scale"}, {&offset, "offset"}, {&mean, "mean"},
+                                     {&variance, "variance"}}) {
+    expect_per_feature(*tensor, shape.features, kOp, role);
+  }
+  if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
+  const auto* in = static_cast<const float*>(x.data);
+  const int64_t features = shape.features;
+  const auto [sum, sum_of_squares] =
+      per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* values, double* squares) {
+        for (int64_t row = first_row; row < last_row; ++row) {
+          const float* line = in + row * features;
+          for (int64_t c = 0; c < features; ++c) {
+            const double value = line[c];
+            values[c] += value;
+            squares[c] += value * value;
+          }
+        }
+      });
+
+  const auto* gamma = static_cast<const float*>(scale.data);
+  const auto* beta = static_cast<const float*>(offset.data);
+  auto* mean_out = static_cast<float*>(mean.data);
+  auto* variance_out = static_cast<float*>(variance.data);
+  std::vector<float> multiplier(static_cast<size_t>(features)), addend(static_cast<size_t>(features));
+  const double count = static_cast<double>(shape.rows);
+  for (int64_t c = 0; c < features; ++c) {
+    const double batch_mean = shape.rows == 0 ? std::numeric_limits<double>::quiet_NaN() : sum[c] / count;
+    const double batch_variance = std::max(0.0, sum_of_squares[c] / count - batch_mean * batch_mean);
+    const double inverse = 1.0 / std::sqrt(batch_variance + attributes.epsilon);
+    mean_out[c] = static_cast<float>(batch_mean);
+    variance_out[c] = shape.rows == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(batch_variance);
+    multiplier[c] = static_cast<float>(gamma[c] * inverse);
+    addend[c] = static_cast<float>(beta[c] - batch_mean * gamma[c] * inverse);
+  }
+
+  auto* out = static_cast<float*>(y.data);
+  for_each_row(shape, [&](int64_t row) {
+    const float* line = in + row * features;
+    float* result = out + row * features;
+    for (int64_t c = 0; c < features; ++c) result[c] = line[c] * multiplier[c] + addend[c];
+  });
+}
+
+void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
+                         const AccelBatchNormAttributes& attributes) {
+  constexpr const char* kOp = "BATCH_NORM_BACKWARD";
+  const HostTensor& dy = inputs[0];
+  const HostTensor& x = inputs[1];
+  const Rows shape = rows_of(x, kOp);
+  expect_same_shape(dy, x, kOp, "dy");
+  expect_same_shape(outputs[0], x, kOp, "dx");
+  for (const auto& [tensor, role] : {std::pair{&inputs[2], "scale"}, {&inputs[3], "mean"}, {&inputs[4], "variance"},
+                                     {&outputs[1], "dscale"}, {&outputs[2], "doffset"}}) {
+    expect_per_feature(*tensor, shape.features, kOp, role);
+  }
+  if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
+  const auto* gradient = static_cast<const float*>(dy.data);
+  const auto* in = static_cast<const float*>(x.data);
+  const auto* gamma = static_cast<const float*>(inputs[2].data);
+  const auto* mean = static_cast<const float*>(inputs[3].data);
+  const auto* variance = static_cast<const float*>(inputs[4].data);
+  const int64_t features = shape.features;
+  const auto [gradient_sum, centered_product_sum] =
+      per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* sums, double* products) {
+        for (int64_t row = first_row; row < last_row; ++row) {
+          const float* dy_line = gradient + row * features;
+          const float* x_line = in + row * features;
+          for (int64_t c = 0; c < features; ++c) {
+            sums[c] += dy_line[c];
+            products[c] += static_cast<double>(dy_line[c]) * (static_cast<double>(x_line[c]) - mean[c]);
+          }
+        }
+      });
+
+  // dx = a * dy + b * (x - mean) + d, with a = scale * inverse,
+  // b = -a * inverse * dscale / n, d = -a * doffset / n.
+  auto* dscale = static_cast<float*>(outputs[1].data);
+  auto* doffset = static_cast<float*>(outputs[2].data);
+  std::vector<float> a(static_cast<size_t>(features)), b(static_cast<size_t>(features)), d(static_cast<size_t>(features));
+  const double count = static_cast<double>(std::max<int64_t>(shape.rows, 1));
+  for (int64_t c = 0; c < features; ++c) {
+    const double inverse = 1.0 / std::sqrt(static_cast<double>(variance[c]) + attributes.epsilon);
+    const double scale_gradient = centered_product_sum[c] * inverse;
+    const double gain = gamma[c] * inverse;
+    dscale[c] = static_cast<float>(scale_gradient);
+    doffset[c] = static_cast<float>(gradient_sum[c]);
+    a[c] = static_cast<float>(gain);
+    b[c] = static_cast<float>(-gain * inverse * scale_gradient / count);
+    d[c] = static_cast<float>(-gain * gradient_sum[c] / count);
+  }
+
+  auto* out = static_cast<float*>(outputs[0].data);
+  for_each_row(shape, [&](int64_t row) {
+    const float* dy_line = gradient + row * features;
+    const float* x_line = in + row * features;
+    float* result = out + row * features;
+    for (int64_t c = 0; c < features; ++c) result[c] = a[c] * dy_line[c] + b[c] * (x_line[c] - mean[c]) + d[c];
+  });
+}
+
+}  // namespace accel::host_kernels::detail
