@@ -7,29 +7,28 @@
 
 #include "runtime/dispatch.hpp"
 #include "runtime/logical_device.hpp"
-#include "runtime/op_registry.hpp"
+#include "runtime/op_arguments.hpp"
 
 #include <fmt/format.h>
 
 namespace accel::ops {
 namespace {
 
+using arguments::invalid;
+using arguments::make_attributes;
+using arguments::normalize_axis;
+using arguments::require_float;
 using detail::OutputSpec;
 
-[[noreturn]] void invalid(AccelOp op, const std::string& message) {
-  throw InvalidArgumentError(fmt::format("{}: {}", detail::op_info(op).name, message));
-}
-
 AccelBatchNormAttributes attributes_for(double epsilon) {
-  AccelBatchNormAttributes attributes{};
-  attributes.struct_size = sizeof(attributes);
+  auto attributes = make_attributes<AccelBatchNormAttributes>();
   attributes.epsilon = epsilon;
   return attributes;
 }
 
 // x[..., features] with float elements, and per-feature operands [features] of x's dtype.
 void check_operands(AccelOp op, const Tensor& x, int32_t axis, std::initializer_list<const Tensor*> per_feature) {
-  if (!is_floating(x.dtype())) invalid(op, fmt::format("expected floating-point x, got {}", dtype_name(x.dtype())));
+  require_float(op, x);
   if (x.rank() < 1) invalid(op, "x must have at least one axis");
   const int64_t features = x.shape()[axis];
   for (const Tensor* operand : per_feature) {
@@ -70,8 +69,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& scale, const Tensor& o
                            int32_t axis) {
   constexpr AccelOp op = ACCEL_OP_BATCH_NORM;
   const int32_t rank = x.rank();
-  const int32_t resolved = axis < 0 ? axis + rank : axis;
-  if (resolved < 0 || resolved >= rank) invalid(op, fmt::format("axis {} is out of range for rank {}", axis, rank));
+  const int32_t resolved = normalize_axis(op, axis, rank);
   check_operands(op, x, resolved, {&scale, &offset});
   if (!(epsilon > 0.0)) invalid(op, fmt::format("epsilon must be positive, got {}", epsilon));
   const std::vector<Tensor> inputs = {x, scale, offset};

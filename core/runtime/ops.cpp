@@ -6,6 +6,7 @@
 #include <accel/plugin/plugin_sdk.hpp>
 
 #include "runtime/dispatch.hpp"
+#include "runtime/op_arguments.hpp"
 #include "runtime/op_registry.hpp"
 
 #include <fmt/format.h>
@@ -16,23 +17,16 @@
 namespace accel::ops {
 namespace {
 
+using arguments::invalid;
+using arguments::make_attributes;
+using arguments::normalize_axis;
+using arguments::require_float;
 using detail::OutputSpec;
 using detail::run_op;
-
-template <typename Attributes>
-Attributes make_attributes() {
-  Attributes attributes{};
-  attributes.struct_size = sizeof(Attributes);
-  return attributes;
-}
 
 Tensor run_single(AccelOp op, std::initializer_list<Tensor> inputs, OutputSpec output, const void* attributes) {
   std::vector<Tensor> input_list(inputs);
   return run_op(op, input_list, std::span<const OutputSpec>(&output, 1), attributes).front();
-}
-
-[[noreturn]] void invalid(AccelOp op, const std::string& message) {
-  throw InvalidArgumentError(fmt::format("{}: {}", detail::op_info(op).name, message));
 }
 
 void require_rank(AccelOp op, const Tensor& tensor, int32_t rank, const char* what) {
@@ -45,20 +39,6 @@ void require_same_dtype(AccelOp op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype()) {
     invalid(op, fmt::format("operands have different dtypes {} and {}", dtype_name(a.dtype()), dtype_name(b.dtype())));
   }
-}
-
-void require_float(AccelOp op, const Tensor& tensor) {
-  if (!is_floating(tensor.dtype())) {
-    invalid(op, fmt::format("expected a floating-point tensor, got {}", dtype_name(tensor.dtype())));
-  }
-}
-
-int32_t normalize_axis(AccelOp op, int32_t axis, int32_t rank) {
-  int32_t resolved = axis < 0 ? axis + rank : axis;
-  if (resolved < 0 || resolved >= std::max(rank, 1)) {
-    invalid(op, fmt::format("axis {} is out of range for rank {}", axis, rank));
-  }
-  return resolved;
 }
 
 // TensorFlow's output size and padding for one spatial dimension.

@@ -18,19 +18,26 @@ constexpr int64_t kTargetBlocks = 1024;     // a few waves on the largest GPUs
 constexpr int64_t kMinRowsPerChunk = 64;    // below that a block spends more on starting than on reading
 constexpr int64_t kMaxChunks = 65535;       // the grid's z
 
-// Fixed numbers, not the GPU's: the split, and so the order of the additions,
+struct RowSplit {
+  int64_t chunks;
+  int64_t rows_per_chunk;
+};
+
+// `rows` split into slices for `column_blocks` blocks of columns. Fixed
+// numbers, not the GPU's: the split, and so the order of the additions,
 // depends on the shapes alone.
-void split_rows(ReducePlan& plan) {
-  const int64_t rows = plan.reduced_count;
-  const int64_t blocks = (plan.inner + kColumnTile - 1) / kColumnTile * plan.outer;
+RowSplit split_rows(int64_t rows, int64_t column_blocks) {
   int64_t chunks = 1;
-  if (blocks < kTargetBlocks) {
-    chunks = std::min((kTargetBlocks + blocks - 1) / blocks, rows / kMinRowsPerChunk);  // slices of 64 rows or more
+  if (column_blocks < kTargetBlocks) {
+    chunks = std::min((kTargetBlocks + column_blocks - 1) / column_blocks,
+                      rows / kMinRowsPerChunk);  // slices of 64 rows or more
     chunks = std::clamp<int64_t>(chunks, 1, kMaxChunks);
   }
-  plan.rows_per_chunk = (rows + chunks - 1) / chunks;
-  plan.chunks = (rows + plan.rows_per_chunk - 1) / plan.rows_per_chunk;  // none empty
+  const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  return {(rows + rows_per_chunk - 1) / rows_per_chunk, rows_per_chunk};  // none empty
 }
+
+int64_t column_tiles(int64_t columns) { return (columns + kColumnTile - 1) / kColumnTile; }
 
 }  // namespace
 
@@ -68,7 +75,11 @@ ReducePlan plan_reduction(int32_t rank, const int64_t* shape, const bool* reduce
 
   plan.column_kernels = plan.out_count > 0 && plan.inner >= kMinColumns && plan.reduced_count >= kMinRows &&
                         plan.outer <= kMaxGridY;
-  if (plan.column_kernels) split_rows(plan);
+  if (plan.column_kernels) {
+    const RowSplit split = split_rows(plan.reduced_count, column_tiles(plan.inner) * plan.outer);
+    plan.chunks = split.chunks;
+    plan.rows_per_chunk = split.rows_per_chunk;
+  }
   return plan;
 }
 
@@ -82,12 +93,9 @@ BatchNormPlan plan_batch_norm(int64_t rows, int64_t features) {
   plan.rows = rows;
   plan.features = features;
   if (rows <= 0 || features <= 0) return plan;
-  ReducePlan band;  // the [rows, features] band a column reduction over the rows would have
-  band.reduced_count = rows;
-  band.inner = features;
-  split_rows(band);
-  plan.chunks = band.chunks;
-  plan.rows_per_chunk = band.rows_per_chunk;
+  const RowSplit split = split_rows(rows, column_tiles(features));
+  plan.chunks = split.chunks;
+  plan.rows_per_chunk = split.rows_per_chunk;
   return plan;
 }
 
