@@ -75,6 +75,14 @@ ConvGeometry convolution_geometry(AccelOp op, const HostTensor& first, const Hos
                                   const HostTensor& y, const AccelConv2dAttributes& attributes);
 bool filter_gradient_is_direct(const ConvGeometry& geometry);
 
+// convolution_gemm.cpp: whether `op` over `geometry` runs as im2col tiles
+// times the filter on dnnl_sgemm (faster than oneDNN's direct kernels there),
+// and that computation: CONV2D (x, filter -> y), CONV2D_BACKWARD_INPUT (dy,
+// filter -> dx) or CONV2D_BACKWARD_FILTER (x, dy -> dfilter), no epilogue.
+bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
+void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
+                      float* out);
+
 // filter_gradient.cpp: CONV2D_BACKWARD_FILTER as a direct loop, for few
 // input channels (convolution.cpp decides). x [N, H, W, C], dy [N, OH, OW, K],
 // gradient [R, S, C, K].

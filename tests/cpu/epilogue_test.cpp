@@ -141,7 +141,11 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
       {1, 9, 8, 2, 3, 2, 5, attrs(2, 2, 1, 1, 0, 1)},
       {4, 28, 28, 1, 3, 3, 32, attrs(1, 1, 0, 0, 0, 0)},  // the tutorial's first layer
   };
+  // Both convolution paths: oneDNN's primitives, and im2col tiles on sgemm
+  // (convolution_gemm.cpp), which applies the whole epilogue after the product.
+  for (const char* gemm : {"0", "all"})
   for (const ConvCase& c : cases) {
+    ::setenv("ACCEL_CPU_CONV_GEMM", gemm, 1);
     const AccelConv2dAttributes& plain = c.attributes;
     const int64_t oh = out_size(c.h, c.r, plain.stride_h, 1, plain.pad_top, plain.pad_bottom);
     const int64_t ow = out_size(c.w, c.s, plain.stride_w, 1, plain.pad_left, plain.pad_right);
@@ -150,7 +154,7 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
     Tensor dy = random_tensor(F32, y_shape, -1, 1, 9);
     const ExtraInputs forward_extra(F32, y_shape, 10), backward_extra(F32, x_shape, 12);
     for (const EpilogueCase& epilogue : kEpilogues) {
-      SCOPED_TRACE(describe(epilogue) + " conv x " + std::to_string(x.count()));
+      SCOPED_TRACE(describe(epilogue) + " conv x " + std::to_string(x.count()) + ", GEMM " + gemm);
       AccelConv2dAttributes fused = plain;
       fused.epilogue_flags = epilogue.flags;
       fused.activation = epilogue.activation;
@@ -183,6 +187,7 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
       }
     }
   }
+  ::unsetenv("ACCEL_CPU_CONV_GEMM");
 }
 
 TEST(Epilogue, AttributesFromBeforeVersion12MeanNone) {

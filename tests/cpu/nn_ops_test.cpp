@@ -87,12 +87,18 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
       {1, 1, 1, 1, 1, 1, 1, attrs(1, 1, 1, 1, 0, 0, 0, 0)},   // one element
       {9, 7, 8, 1, 3, 2, 13, attrs(2, 1, 1, 2, 1, 2, 2, 0)},  // one channel: blocks of images, a partial vector
       {2, 6, 6, 1, 5, 5, 40, attrs(1, 1, 1, 1, 2, 2, 2, 2)},  // one channel: 25 taps, 32 + 8 filters, padding
+      {3, 14, 13, 16, 3, 3, 9, attrs(2, 2, 1, 1, 0, 1, 0, 1)},  // same, strided: a ResNet downsampling
+      {20, 16, 16, 17, 3, 3, 5, attrs(1, 1, 1, 1, 1, 1, 1, 1)},  // 5120 pixels: 20 tiles, 16 filter-gradient chunks
+      {2, 10, 11, 16, 3, 2, 4, attrs(1, 2, 2, 1, 2, 0, 1, 1)},  // dilation and uneven pads with many channels
   };
   // The filter gradient over one input channel runs as a direct loop
   // (filter_gradient.cpp); ACCEL_CPU_DIRECT_FILTER_GRADIENT=0 sends it to
-  // oneDNN, which must agree too.
-  for (const char* direct_filter_gradient : {"1", "0"}) {
+  // oneDNN, which must agree too. ACCEL_CPU_CONV_GEMM=all runs every
+  // convolution as im2col tiles on sgemm (convolution_gemm.cpp), =0 none.
+  for (const char* direct_filter_gradient : {"1", "0"})
+  for (const char* gemm : {"0", "all"}) {
     ::setenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT", direct_filter_gradient, 1);
+    ::setenv("ACCEL_CPU_CONV_GEMM", gemm, 1);
     for (const auto& c : cases) {
       const auto& a = c.attributes;
       const int64_t oh = out_size(c.h, c.r, a.stride_h, a.dilation_h, a.pad_top, a.pad_bottom);
@@ -124,15 +130,48 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
                     edf[fi] += x.value(xi) * dy.value(yi);
                   }
               }
-      SCOPED_TRACE(::testing::Message() << "direct filter gradient " << direct_filter_gradient << ", conv " << c.n
+      SCOPED_TRACE(::testing::Message() << "direct filter gradient " << direct_filter_gradient << ", GEMM "
+                                        << gemm << ", conv " << c.n
                                         << "x" << c.h << "x" << c.w << "x" << c.c << " filter " << c.r << "x"
                                         << c.s << "x" << c.k);
       expect_close(y, ey, 1e-4);
       expect_close(dx, edx, 1e-4);
-      expect_close(df, edf, 1e-4);
+      // The filter gradient sums over every output pixel: float rounding
+      // grows with the square root of their count.
+      expect_close(df, edf, 1e-4 * std::max(1.0, std::sqrt(static_cast<double>(c.n * oh * ow) / 100.0)));
     }
   }
   ::unsetenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT");
+  ::unsetenv("ACCEL_CPU_CONV_GEMM");
+}
+
+// The GEMM path's filter gradient is summed over a fixed number of chunks
+// whatever the thread count, and its other passes write disjoint rows: the
+// same bits on 1 and 2 threads.
+TEST(Conv2d, GemmPathGivesTheSameBitsOnAnyThreadCount) {
+  ::setenv("ACCEL_CPU_CONV_GEMM", "all", 1);
+  const AccelConv2dAttributes same{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 1, 1, 1, 1, 0, {}};
+  Tensor x = random_tensor(ACCEL_DTYPE_F32, {24, 12, 12, 16}, -1, 1, 4);
+  Tensor f = random_tensor(ACCEL_DTYPE_F32, {3, 3, 16, 8}, -1, 1, 5);
+  Tensor dy = random_tensor(ACCEL_DTYPE_F32, {24, 12, 12, 8}, -1, 1, 6);
+  std::vector<Tensor> results;
+  for (int threads : {1, 2}) {
+    host_kernels::set_max_threads(threads);
+    Tensor y(ACCEL_DTYPE_F32, dy.shape()), dx(ACCEL_DTYPE_F32, x.shape()), df(ACCEL_DTYPE_F32, f.shape());
+    run(ACCEL_OP_CONV2D, {&x, &f}, {&y}, &same);
+    run(ACCEL_OP_CONV2D_BACKWARD_INPUT, {&dy, &f}, {&dx}, &same);
+    run(ACCEL_OP_CONV2D_BACKWARD_FILTER, {&x, &dy}, {&df}, &same);
+    results.push_back(std::move(y));
+    results.push_back(std::move(dx));
+    results.push_back(std::move(df));
+  }
+  host_kernels::set_max_threads(0);
+  ::unsetenv("ACCEL_CPU_CONV_GEMM");
+  for (size_t pass = 0; pass < 3; ++pass) {
+    const Tensor &one = results[pass], &two = results[pass + 3];
+    EXPECT_EQ(std::memcmp(one.data<float>(), two.data<float>(), static_cast<size_t>(one.count()) * sizeof(float)), 0)
+        << "pass " << pass;
+  }
 }
 
 TEST(Conv2d, InconsistentOutputShapeIsInvalidArgument) {

@@ -1,0 +1,136 @@
+// The small ResNet's convolutions (resnet_small_28x28 at batch 128, every
+// layer's shape, each pass) on the CPU's two paths, side by side in one
+// process: oneDNN's convolution primitives (ACCEL_CPU_CONV_GEMM=0) against
+// im2col tiles times the filter on dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all,
+// convolution_gemm.cpp), and accel as shipped (the variable unset: the
+// measured choice between them). Prints milliseconds per call, the ratio
+// oneDNN / GEMM (> 1: the GEMM path is faster), which path the shipped
+// choice took (the nearer time), and the two paths' largest difference
+// relative to the largest result. Threads: ACCEL_CPU_THREADS (default 2).
+//
+//   bench_cpu_conv_resnet [batch]
+#include "bench_timing.hpp"
+
+#include <accel/plugin/host_kernels.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using accel::host_kernels::HostTensor;
+
+struct Shape {
+  const char* name;
+  int64_t n, h, w, c, k, r, s, stride;
+  int64_t oh() const { return (h + stride - 1) / stride; }
+  int64_t ow() const { return (w + stride - 1) / stride; }
+  int64_t pad_top() const { return std::max<int64_t>((oh() - 1) * stride + r - h, 0) / 2; }
+  int64_t pad_left() const { return std::max<int64_t>((ow() - 1) * stride + s - w, 0) / 2; }
+  int64_t pad_bottom() const { return std::max<int64_t>((oh() - 1) * stride + r - h, 0) - pad_top(); }
+  int64_t pad_right() const { return std::max<int64_t>((ow() - 1) * stride + s - w, 0) - pad_left(); }
+  int64_t taps() const { return r * s * c; }
+  int64_t pixels() const { return n * oh() * ow(); }
+  // The first layer's input gradient is never needed in training.
+  bool first_layer() const { return c == 1; }
+};
+
+std::vector<float> random_values(int64_t count) {
+  std::vector<float> values(static_cast<size_t>(count));
+  std::mt19937 engine(3);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (float& v : values) v = uniform(engine);
+  return values;
+}
+
+double max_relative(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return worst / scale;
+}
+
+double timed_ms(const char* setting, const std::function<void()>& body) {
+  if (setting == nullptr) unsetenv("ACCEL_CPU_CONV_GEMM");
+  else setenv("ACCEL_CPU_CONV_GEMM", setting, 1);
+  return accel::bench::median_seconds(body) * 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 128;
+  const char* threads_setting = std::getenv("ACCEL_CPU_THREADS");
+  const int threads = threads_setting != nullptr ? std::atoi(threads_setting) : 2;
+  const Shape shapes[] = {
+      {"28x28x1->32 3x3", batch, 28, 28, 1, 32, 3, 3, 1},       {"28x28x32->32 3x3 (x2)", batch, 28, 28, 32, 32, 3, 3, 1},
+      {"28x28x32->64 3x3/2", batch, 28, 28, 32, 64, 3, 3, 2},   {"28x28x32->64 1x1/2", batch, 28, 28, 32, 64, 1, 1, 2},
+      {"14x14x64->64 3x3", batch, 14, 14, 64, 64, 3, 3, 1},     {"14x14x64->128 3x3/2", batch, 14, 14, 64, 128, 3, 3, 2},
+      {"14x14x64->128 1x1/2", batch, 14, 14, 64, 128, 1, 1, 2}, {"7x7x128->128 3x3", batch, 7, 7, 128, 128, 3, 3, 1},
+  };
+  accel::host_kernels::set_max_threads(threads);
+  std::printf("batch %lld, %d threads\n", static_cast<long long>(batch), threads);
+  std::printf("%-22s %-11s %9s %9s %7s %9s %-7s %9s\n", "shape", "pass", "oneDNN ms", "GEMM ms", "ratio", "shipped",
+              "path", "rel diff");
+  double step[3] = {0, 0, 0};  // per training step: oneDNN, GEMM, shipped
+  for (const Shape& g : shapes) {
+    std::vector<float> x = random_values(g.n * g.h * g.w * g.c), w = random_values(g.taps() * g.k);
+    std::vector<float> dy = random_values(g.pixels() * g.k);
+    std::vector<float> onednn_result, gemm_result;
+    HostTensor tx{ACCEL_DTYPE_F32, 4, {g.n, g.h, g.w, g.c}, x.data()};
+    HostTensor tf{ACCEL_DTYPE_F32, 4, {g.r, g.s, g.c, g.k}, w.data()};
+    HostTensor tdy{ACCEL_DTYPE_F32, 4, {g.n, g.oh(), g.ow(), g.k}, dy.data()};
+    const AccelConv2dAttributes attributes{sizeof(AccelConv2dAttributes), static_cast<int32_t>(g.stride),
+                                           static_cast<int32_t>(g.stride), 1, 1,
+                                           static_cast<int32_t>(g.pad_top()), static_cast<int32_t>(g.pad_bottom()),
+                                           static_cast<int32_t>(g.pad_left()), static_cast<int32_t>(g.pad_right()),
+                                           0, {}};
+    struct Pass {
+      const char* name;
+      AccelOp op;
+      HostTensor first, second;
+      std::vector<int64_t> out_shape;
+    } passes[] = {
+        {"forward", ACCEL_OP_CONV2D, tx, tf, {g.n, g.oh(), g.ow(), g.k}},
+        {"input grad", ACCEL_OP_CONV2D_BACKWARD_INPUT, tdy, tf, {g.n, g.h, g.w, g.c}},
+        {"filter grad", ACCEL_OP_CONV2D_BACKWARD_FILTER, tx, tdy, {g.r, g.s, g.c, g.k}},
+    };
+    for (const Pass& pass : passes) {
+      if (pass.op == ACCEL_OP_CONV2D_BACKWARD_INPUT && g.first_layer()) continue;
+      int64_t count = 1;
+      for (int64_t extent : pass.out_shape) count *= extent;
+      std::vector<float> out(static_cast<size_t>(count));
+      HostTensor tout{ACCEL_DTYPE_F32, 4, {}, out.data()};
+      for (int axis = 0; axis < 4; ++axis) tout.shape[axis] = pass.out_shape[axis];
+      const HostTensor inputs[] = {pass.first, pass.second};
+      auto run = [&] { accel::host_kernels::execute(pass.op, inputs, {&tout, 1}, &attributes); };
+      const double onednn_ms = timed_ms("0", run);
+      onednn_result = out;
+      const double gemm_ms = timed_ms("all", run);
+      gemm_result = out;
+      const double shipped_ms = timed_ms(nullptr, run);
+      const bool shipped_gemm = std::abs(shipped_ms - gemm_ms) < std::abs(shipped_ms - onednn_ms);
+      const int copies = std::string(g.name).find("(x2)") != std::string::npos ? 2 : 1;
+      step[0] += copies * onednn_ms;
+      step[1] += copies * gemm_ms;
+      step[2] += copies * shipped_ms;
+      std::printf("%-22s %-11s %9.3f %9.3f %7.2f %9.3f %-7s %9.2e\n", g.name, pass.name, onednn_ms, gemm_ms,
+                  onednn_ms / gemm_ms, shipped_ms, shipped_gemm ? "GEMM" : "oneDNN",
+                  max_relative(gemm_result, onednn_result));
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nper training step (every layer, both 28x28x32 blocks): oneDNN %.1f ms, GEMM %.1f ms, shipped %.1f ms;"
+              " shipped / oneDNN %.2f\n",
+              step[0], step[1], step[2], step[2] / step[0]);
+  return 0;
+}
