@@ -19,35 +19,6 @@
 namespace accel::host_kernels::detail {
 namespace {
 
-// Rows per slice of a column reduction that runs in slices (below).
-constexpr int64_t kRowSlice = 2048;
-
-// y[k] = reduce over r of x[r, k], for few columns (a bias gradient: [rows,
-// 32] -> [32]), which as one column block would run on one thread: the rows
-// are cut into slices of kRowSlice, each slice reduced in row order on any
-// thread, and the slices' results combined in slice order, so the result is
-// the same bits on any thread count.
-template <typename T, typename Reducer>
-void reduce_columns_in_slices(const T* x, T* y, int64_t reduced, int64_t inner, Reducer reducer) {
-  const int64_t slices = (reduced + kRowSlice - 1) / kRowSlice;
-  std::vector<T> partial(static_cast<size_t>(slices * inner));
-  parallel_ranges(slices, grain_for(kRowSlice * inner), [&](int64_t begin, int64_t end) {
-    for (int64_t slice = begin; slice < end; ++slice) {
-      T* __restrict out = partial.data() + slice * inner;
-      for (int64_t k = 0; k < inner; ++k) out[k] = Reducer::identity();
-      for (int64_t r = slice * kRowSlice; r < std::min(reduced, (slice + 1) * kRowSlice); ++r) {
-        const T* __restrict in = x + r * inner;
-        for (int64_t k = 0; k < inner; ++k) out[k] = reducer(out[k], in[k]);
-      }
-    }
-  });
-  for (int64_t k = 0; k < inner; ++k) y[k] = Reducer::identity();
-  for (int64_t slice = 0; slice < slices; ++slice) {
-    const T* __restrict in = partial.data() + slice * inner;
-    for (int64_t k = 0; k < inner; ++k) y[k] = reducer(y[k], in[k]);
-  }
-}
-
 // y[k1, k2] = reduce over r of x[k1, r, k2].
 template <typename T, typename Reducer>
 void reduce_kept_reduced_kept(const T* x, T* y, int64_t outer, int64_t reduced, int64_t inner,
@@ -60,10 +31,6 @@ void reduce_kept_reduced_kept(const T* x, T* y, int64_t outer, int64_t reduced, 
   }
   constexpr int64_t kColumnBlock = 1024;
   const int64_t blocks_per_row = (inner + kColumnBlock - 1) / kColumnBlock;
-  if (outer * blocks_per_row == 1 && reduced >= 2 * kRowSlice) {
-    reduce_columns_in_slices(x, y, reduced, inner, reducer);
-    return;
-  }
   const int64_t work_per_item = reduced * std::min(inner, kColumnBlock);
   parallel_ranges(outer * blocks_per_row, grain_for(work_per_item), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {

@@ -84,26 +84,6 @@ TEST(Reductions, EveryAxisPatternAndDtype) {
   }
 }
 
-// A bias gradient's shape ([rows, few columns] -> [columns]) is reduced in
-// fixed slices of rows on any thread: correct for every reducer and the
-// same bits on 1 and 2 threads, a partial last slice included.
-TEST(Reductions, ColumnReductionOverManyRowsGivesTheSameBitsOnAnyThreadCount) {
-  Tensor x = random_tensor(ACCEL_DTYPE_F32, {3, 3001, 2, 5}, -1, 1, 21);  // 9003 rows of 10 columns
-  for (AccelOp op : {ACCEL_OP_REDUCE_SUM, ACCEL_OP_REDUCE_MEAN, ACCEL_OP_REDUCE_MAX, ACCEL_OP_REDUCE_MIN}) {
-    AccelReduceAttributes attributes{sizeof(AccelReduceAttributes), 2, {0, 1}, 0};
-    std::vector<Tensor> results;
-    for (int threads : {1, 2}) {
-      host_kernels::set_max_threads(threads);
-      Tensor y(ACCEL_DTYPE_F32, {2, 5});
-      run(op, {&x}, {&y}, &attributes);
-      expect_close(y, reference_reduce(op, x, {0, 1}), 1e-5);
-      results.push_back(std::move(y));
-    }
-    host_kernels::set_max_threads(0);
-    EXPECT_EQ(std::memcmp(results[0].data<float>(), results[1].data<float>(), 10 * sizeof(float)), 0) << op;
-  }
-}
-
 TEST(Reductions, KeepDimsOnlyChangesTheShapeAndBadAxesFail) {
   Tensor x = random_tensor(ACCEL_DTYPE_F32, {4, 6});
   AccelReduceAttributes attributes{sizeof(AccelReduceAttributes), 1, {1}, 0};
