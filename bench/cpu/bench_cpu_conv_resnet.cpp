@@ -1,19 +1,19 @@
 // The small ResNet's convolutions (resnet_small_28x28 at batch 128, every
 // layer's shape, each pass) on the CPU's two paths, side by side in one
-// process: oneDNN's convolution primitives (ACCEL_CPU_CONV_GEMM=0) against
+// process, interleaved sample by sample: oneDNN's convolution primitives (ACCEL_CPU_CONV_GEMM=0) against
 // im2col tiles times the filter on dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all,
 // convolution_gemm.cpp), and accel as shipped (the variable unset: the
 // measured choice between them). Prints milliseconds per call, the ratio
-// oneDNN / GEMM (> 1: the GEMM path is faster), which path the shipped
-// choice took (the nearer time), and the two paths' largest difference
-// relative to the largest result. Threads: ACCEL_CPU_THREADS (default 2).
+// oneDNN / GEMM (> 1: the GEMM path is faster), and the two paths' largest
+// difference relative to the largest result; then the sums over one
+// training step's convolutions. Threads: ACCEL_CPU_THREADS (default 2).
 //
 //   bench_cpu_conv_resnet [batch]
-#include "bench_timing.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -27,6 +27,7 @@ namespace {
 
 using accel::host_kernels::HostTensor;
 
+// One layer: x [n, h, w, c], filter [r, s, c, k], TensorFlow's "same" padding.
 struct Shape {
   const char* name;
   int64_t n, h, w, c, k, r, s, stride;
@@ -59,10 +60,41 @@ double max_relative(const std::vector<float>& a, const std::vector<float>& b) {
   return worst / scale;
 }
 
-double timed_ms(const char* setting, const std::function<void()>& body) {
+void use_setting(const char* setting) {
   if (setting == nullptr) unsetenv("ACCEL_CPU_CONV_GEMM");
   else setenv("ACCEL_CPU_CONV_GEMM", setting, 1);
-  return accel::bench::median_seconds(body) * 1e3;
+}
+
+// Median milliseconds per call of `body` under each ACCEL_CPU_CONV_GEMM
+// setting, the settings interleaved sample by sample, so that a change in
+// the machine's load (it is shared) falls on all of them alike.
+std::vector<double> interleaved_ms(const std::vector<const char*>& settings, const std::function<void()>& body,
+                                   int samples = 15, double min_seconds = 0.05) {
+  using Clock = std::chrono::steady_clock;
+  int repeats = 1;
+  for (const char* setting : settings) {  // warm up (primitives, buffers) and calibrate on the slowest
+    use_setting(setting);
+    body();
+    const auto start = Clock::now();
+    body();
+    const double once = std::chrono::duration<double>(Clock::now() - start).count();
+    repeats = std::max(repeats, static_cast<int>(min_seconds / std::max(once, 1e-9)) + 1);
+  }
+  std::vector<std::vector<double>> times(settings.size());
+  for (int sample = 0; sample < samples; ++sample) {
+    for (size_t i = 0; i < settings.size(); ++i) {
+      use_setting(settings[i]);
+      const auto start = Clock::now();
+      for (int repeat = 0; repeat < repeats; ++repeat) body();
+      times[i].push_back(std::chrono::duration<double>(Clock::now() - start).count() / repeats * 1e3);
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& series : times) {
+    std::nth_element(series.begin(), series.begin() + samples / 2, series.end());
+    medians.push_back(series[samples / 2]);
+  }
+  return medians;
 }
 
 }  // namespace
@@ -79,8 +111,8 @@ int main(int argc, char** argv) {
   };
   accel::host_kernels::set_max_threads(threads);
   std::printf("batch %lld, %d threads\n", static_cast<long long>(batch), threads);
-  std::printf("%-22s %-11s %9s %9s %7s %9s %-7s %9s\n", "shape", "pass", "oneDNN ms", "GEMM ms", "ratio", "shipped",
-              "path", "rel diff");
+  std::printf("%-22s %-11s %9s %9s %7s %10s %9s\n", "shape", "pass", "oneDNN ms", "GEMM ms", "ratio", "shipped ms",
+              "rel diff");
   double step[3] = {0, 0, 0};  // per training step: oneDNN, GEMM, shipped
   for (const Shape& g : shapes) {
     std::vector<float> x = random_values(g.n * g.h * g.w * g.c), w = random_values(g.taps() * g.k);
@@ -113,19 +145,20 @@ int main(int argc, char** argv) {
       for (int axis = 0; axis < 4; ++axis) tout.shape[axis] = pass.out_shape[axis];
       const HostTensor inputs[] = {pass.first, pass.second};
       auto run = [&] { accel::host_kernels::execute(pass.op, inputs, {&tout, 1}, &attributes); };
-      const double onednn_ms = timed_ms("0", run);
+      use_setting("0");
+      run();
       onednn_result = out;
-      const double gemm_ms = timed_ms("all", run);
+      use_setting("all");
+      run();
       gemm_result = out;
-      const double shipped_ms = timed_ms(nullptr, run);
-      const bool shipped_gemm = std::abs(shipped_ms - gemm_ms) < std::abs(shipped_ms - onednn_ms);
+      const std::vector<double> ms = interleaved_ms({"0", "all", nullptr}, run);
+      const double onednn_ms = ms[0], gemm_ms = ms[1], shipped_ms = ms[2];
       const int copies = std::string(g.name).find("(x2)") != std::string::npos ? 2 : 1;
       step[0] += copies * onednn_ms;
       step[1] += copies * gemm_ms;
       step[2] += copies * shipped_ms;
-      std::printf("%-22s %-11s %9.3f %9.3f %7.2f %9.3f %-7s %9.2e\n", g.name, pass.name, onednn_ms, gemm_ms,
-                  onednn_ms / gemm_ms, shipped_ms, shipped_gemm ? "GEMM" : "oneDNN",
-                  max_relative(gemm_result, onednn_result));
+      std::printf("%-22s %-11s %9.3f %9.3f %7.2f %10.3f %9.2e\n", g.name, pass.name, onednn_ms, gemm_ms,
+                  onednn_ms / gemm_ms, shipped_ms, max_relative(gemm_result, onednn_result));
       std::fflush(stdout);
     }
   }

@@ -42,14 +42,15 @@ constexpr int64_t kFilterGradientChunks = 16;
 // kFilterGradientChunks x 4 bytes per element.
 constexpr int64_t kMostFilterElements = int64_t{1} << 18;
 
-// Fewer input channels make im2col runs too short to pay (the first layer's
-// filter gradient has its own direct loop, filter_gradient.cpp).
+// Fewer input channels make im2col runs too short to pay (a first layer over
+// one channel: 2.9x slower forward; its filter gradient has its own direct
+// loop, filter_gradient.cpp).
 constexpr int64_t kLeastChannels = 16;
 
 // Forward passes with output rows this narrow or narrower: oneDNN's direct
 // kernel blocks its registers over the output row, which short rows fill
-// badly (the ResNet's 14x14x64 and 7x7x128 layers: 1.2-1.5x and 1.5-1.7x
-// here; at 28 wide the two paths are within 5 %, and oneDNN stays).
+// badly (the small ResNet's 14x14x64 and 7x7x128 layers: 1.33x and 1.22x
+// faster here; at 28 wide oneDNN is 0-10 % ahead and keeps the layer).
 constexpr int64_t kNarrowOutput = 14;
 
 // ACCEL_CPU_CONV_GEMM: unset, the measured choice below; "0", never (every
@@ -220,14 +221,14 @@ bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& g) {
   const GemmSetting setting = gemm_setting();
   if (setting != GemmSetting::kMeasured) return setting == GemmSetting::kAll;
   if (cpu_has_avx512()) return false;  // oneDNN's brgemm and Winograd kernels run there
-  if (g.channels < kLeastChannels || g.filter_h * g.filter_w == 1) return false;  // 1x1: oneDNN's are even or faster
-  if (taps_of(g) * g.filters > kMostFilterElements) return false;
+  if (g.channels < kLeastChannels || taps_of(g) * g.filters > kMostFilterElements) return false;
+  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER) return true;
+  // A 1x1 forward pass or input gradient is one plain product either way:
+  // the two paths measured within 10 % forward, oneDNN 1.3x ahead on the
+  // input gradient (col2im of a strided 1x1 writes a sparse result).
+  if (g.filter_h * g.filter_w == 1) return false;
   const bool strided = g.stride_h > 1 || g.stride_w > 1;
-  switch (op) {
-    case ACCEL_OP_CONV2D_BACKWARD_FILTER: return true;
-    case ACCEL_OP_CONV2D: return strided || g.out_w <= kNarrowOutput;
-    default: return strided;
-  }
+  return strided || (op == ACCEL_OP_CONV2D && g.out_w <= kNarrowOutput);
 }
 
 void gemm_convolution(AccelOp op, const ConvGeometry& g, const float* first, const float* second, float* out) {
