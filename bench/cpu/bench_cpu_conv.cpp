@@ -3,6 +3,7 @@
 // against im2col + dnnl_sgemm, the alternative the issue names. Prints
 // milliseconds per call for 1 and 2 threads.
 #include "bench_timing.hpp"
+#include "host_tensor.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
 
@@ -15,6 +16,7 @@
 
 namespace {
 
+using accel::bench::random_values;
 using accel::host_kernels::HostTensor;
 
 constexpr int64_t kHeight = 28, kWidth = 28, kFilter = 3, kFilters = 32, kOut = kHeight - kFilter + 1;
@@ -40,14 +42,6 @@ void col2im(const float* columns, int64_t batch, float* dx) {
         for (int64_t r = 0; r < kFilter; ++r)
           for (int64_t s = 0; s < kFilter; ++s) dx[(n * kHeight + i + r) * kWidth + j + s] += row[r * kFilter + s];
       }
-}
-
-std::vector<float> random_values(int64_t count) {
-  std::vector<float> values(static_cast<size_t>(count));
-  std::mt19937 engine(3);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (float& v : values) v = uniform(engine);
-  return values;
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
 // The small ResNet's convolutions (resnet_small_28x28 at batch 128, every
 // layer's shape, each pass) on the CPU's two paths, side by side in one
-// process, interleaved sample by sample: oneDNN's convolution primitives (ACCEL_CPU_CONV_GEMM=0) against
-// im2col tiles times the filter on dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all,
-// convolution_gemm.cpp), and accel as shipped (the variable unset: the
-// measured choice between them). Prints milliseconds per call, the ratio
+// process and interleaved sample by sample: oneDNN's convolution primitives
+// (ACCEL_CPU_CONV_GEMM=0) against im2col tiles times the filter on
+// dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all, convolution_gemm.cpp), and accel as
+// shipped (the variable unset: the measured choice between them). Prints milliseconds per call, the ratio
 // oneDNN / GEMM (> 1: the GEMM path is faster), and the two paths' largest
 // difference relative to the largest result; then the sums over one
 // training step's convolutions. Threads: ACCEL_CPU_THREADS (default 2).
 //
 //   bench_cpu_conv_resnet [batch]
+#include "host_tensor.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
 
@@ -19,12 +20,12 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
 namespace {
 
+using accel::bench::random_values;
 using accel::host_kernels::HostTensor;
 
 // One layer: x [n, h, w, c], filter [r, s, c, k], TensorFlow's "same" padding.
@@ -42,14 +43,6 @@ struct Shape {
   // The first layer's input gradient is never needed in training.
   bool first_layer() const { return c == 1; }
 };
-
-std::vector<float> random_values(int64_t count) {
-  std::vector<float> values(static_cast<size_t>(count));
-  std::mt19937 engine(3);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (float& v : values) v = uniform(engine);
-  return values;
-}
 
 double max_relative(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0, scale = 0;
