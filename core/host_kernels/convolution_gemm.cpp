@@ -7,23 +7,26 @@
 // the FMA peak on the small ResNet's layers (docs/PERFORMANCE.md). Its
 // dnnl_sgemm reaches more, and in NHWC an im2col row is r runs of s x c
 // contiguous floats, so building a tile of rows is a few memcpys. A tile of
-// kTileRows output pixels is built in a per-thread buffer (it stays in the
-// second-level cache) and multiplied right away, so the 9x larger column
-// matrix never goes to memory whole. The measurements that decide which
-// shapes go here are bench/cpu/bench_cpu_conv_resnet.cpp's.
+// kTileRows output pixels (fewer for very long rows) is built in a
+// per-thread buffer (it stays in the second-level cache) and multiplied
+// right away, so the 9x larger column matrix never goes to memory whole.
+// The measurements that decide which shapes go here are
+// bench/cpu/bench_cpu_conv_resnet.cpp's.
 //
 // Threads: an OpenMP team (oneDNN's runtime, threading.cpp) shares the
 // tiles; dnnl_sgemm called inside the team runs on its caller's thread.
 // Every result is the same bits on any thread count: the forward pass and
 // the input gradient write disjoint rows, and the filter gradient is summed
-// over a fixed number of chunks of tiles (kFilterGradientChunks), each in
-// tile order, whose sums are then added in chunk order.
+// over a number of chunks of tiles that depends on the shape alone
+// (kFilterGradientChunks, fewer for huge filters), each in tile order, whose
+// sums are then added in chunk order.
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -35,12 +38,22 @@ namespace {
 // 0.3-1.2 MB of columns (measured against 128 and 1024 rows in the bench).
 constexpr int64_t kTileRows = 256;
 
+// Longer rows (hundreds of thousands of taps, only possible with few filters
+// or ACCEL_CPU_CONV_GEMM=all) get fewer per tile, so that a thread's columns
+// never take more than this.
+constexpr int64_t kMostColumnBytes = int64_t{4} << 20;
+
 // The filter gradient's fixed partial sums (see the top of the file).
 constexpr int64_t kFilterGradientChunks = 16;
 
 // Larger filters stay on oneDNN: the partial sums would take
 // kFilterGradientChunks x 4 bytes per element.
 constexpr int64_t kMostFilterElements = int64_t{1} << 18;
+
+// At most this much memory for the partial sums; larger filters (only with
+// ACCEL_CPU_CONV_GEMM=all) get fewer chunks, a number that still depends on
+// the shape alone.
+constexpr int64_t kPartialSumBytes = int64_t{64} << 20;
 
 // Fewer input channels make im2col runs too short to pay (a first layer over
 // one channel: 2.9x slower forward; its filter gradient has its own direct
@@ -143,40 +156,58 @@ void col2im_add(const ConvGeometry& g, const float* columns, int64_t first, int6
   }
 }
 
-// y[m, n] = a[m, k] b[k, n] (+ y when accumulate), row-major, transposes as BLAS.
-void sgemm(char transpose_a, char transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-           const float* b, int64_t ldb, bool accumulate, float* y, int64_t ldy) {
-  if (dnnl_sgemm(transpose_a, transpose_b, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, y, ldy) !=
-      dnnl_success) {
-    fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed in a convolution");
+// Whether any product of the current call failed. Set inside the OpenMP
+// regions and reported after them: an exception must not leave a region.
+class Failures {
+ public:
+  void record(dnnl_status_t status) {
+    if (status != dnnl_success) failed_.store(true, std::memory_order_relaxed);
   }
+  void throw_if_any() const {
+    if (failed_.load()) fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed in a convolution");
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
+};
+
+// y[m, n] = a[m, k] b[k, n] (+ y when accumulate), row-major, transposes as BLAS.
+void sgemm(Failures& failures, char transpose_a, char transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
+           int64_t lda, const float* b, int64_t ldb, bool accumulate, float* y, int64_t ldy) {
+  failures.record(
+      dnnl_sgemm(transpose_a, transpose_b, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, y, ldy));
 }
 
-int64_t tile_count(int64_t pixels) { return (pixels + kTileRows - 1) / kTileRows; }
+// Output pixels per tile for g: kTileRows, or fewer under kMostColumnBytes.
+int64_t tile_rows_of(const ConvGeometry& g) {
+  return std::clamp(kMostColumnBytes / (taps_of(g) * static_cast<int64_t>(sizeof(float))), int64_t{1}, kTileRows);
+}
 
 // y = im2col(x) . filter, tile by tile.
-void forward(const ConvGeometry& g, const float* x, const float* filter, float* y) {
-  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), tiles = tile_count(pixels);
+void forward(const ConvGeometry& g, const float* x, const float* filter, float* y, Failures& failures) {
+  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), rows = tile_rows_of(g);
+  const int64_t tiles = (pixels + rows - 1) / rows;
 #pragma omp parallel for schedule(static)
   for (int64_t tile = 0; tile < tiles; ++tile) {
-    const int64_t first = tile * kTileRows, last = std::min(pixels, first + kTileRows);
-    float* columns = thread_columns(kTileRows * taps);
+    const int64_t first = tile * rows, last = std::min(pixels, first + rows);
+    float* columns = thread_columns(rows * taps);
     im2col(g, x, first, last, columns);
-    sgemm('N', 'N', last - first, g.filters, taps, columns, taps, filter, g.filters, false, y + first * g.filters,
+    sgemm(failures, 'N', 'N', last - first, g.filters, taps, columns, taps, filter, g.filters, false, y + first * g.filters,
           g.filters);
   }
 }
 
 // dx = col2im(dy . filter^T), image by image (an image's windows overlap).
-void backward_input(const ConvGeometry& g, const float* dy, const float* filter, float* dx) {
+void backward_input(const ConvGeometry& g, const float* dy, const float* filter, float* dx, Failures& failures) {
   const int64_t per_image = g.out_h * g.out_w, image_size = g.height * g.width * g.channels, taps = taps_of(g);
+  const int64_t rows = tile_rows_of(g);
 #pragma omp parallel for schedule(static)
   for (int64_t image = 0; image < g.batch; ++image) {
-    float* columns = thread_columns(kTileRows * taps);
+    float* columns = thread_columns(rows * taps);
     std::fill_n(dx + image * image_size, image_size, 0.0f);
-    for (int64_t first = image * per_image; first < (image + 1) * per_image; first += kTileRows) {
-      const int64_t last = std::min((image + 1) * per_image, first + kTileRows);
-      sgemm('N', 'T', last - first, taps, g.filters, dy + first * g.filters, g.filters, filter, g.filters, false,
+    for (int64_t first = image * per_image; first < (image + 1) * per_image; first += rows) {
+      const int64_t last = std::min((image + 1) * per_image, first + rows);
+      sgemm(failures, 'N', 'T', last - first, taps, g.filters, dy + first * g.filters, g.filters, filter, g.filters, false,
             columns, taps);
       col2im_add(g, columns, first, last, dx);
     }
@@ -184,9 +215,11 @@ void backward_input(const ConvGeometry& g, const float* dy, const float* filter,
 }
 
 // dfilter = im2col(x)^T . dy, summed over fixed chunks of tiles.
-void backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dfilter) {
-  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), tiles = tile_count(pixels);
-  const int64_t size = taps * g.filters, chunks = std::min(kFilterGradientChunks, tiles);
+void backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dfilter, Failures& failures) {
+  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), rows = tile_rows_of(g);
+  const int64_t tiles = (pixels + rows - 1) / rows, size = taps * g.filters;
+  const int64_t chunks = std::clamp(kPartialSumBytes / (size * static_cast<int64_t>(sizeof(float))), int64_t{1},
+                                    std::min(kFilterGradientChunks, tiles));
   thread_local std::vector<float> partial_sums;  // chunks 1..: the calling thread's, kept
   if (static_cast<int64_t>(partial_sums.size()) < (chunks - 1) * size) {
     partial_sums.resize(static_cast<size_t>((chunks - 1) * size));
@@ -195,11 +228,11 @@ void backward_filter(const ConvGeometry& g, const float* x, const float* dy, flo
 #pragma omp parallel for schedule(static)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     float* sum = chunk == 0 ? dfilter : partials + (chunk - 1) * size;
-    float* columns = thread_columns(kTileRows * taps);
+    float* columns = thread_columns(rows * taps);
     for (int64_t tile = chunk * tiles / chunks; tile < (chunk + 1) * tiles / chunks; ++tile) {
-      const int64_t first = tile * kTileRows, last = std::min(pixels, first + kTileRows);
+      const int64_t first = tile * rows, last = std::min(pixels, first + rows);
       im2col(g, x, first, last, columns);
-      sgemm('T', 'N', taps, g.filters, last - first, columns, taps, dy + first * g.filters, g.filters,
+      sgemm(failures, 'T', 'N', taps, g.filters, last - first, columns, taps, dy + first * g.filters, g.filters,
             tile != chunk * tiles / chunks, sum, g.filters);
     }
   }
@@ -233,11 +266,13 @@ bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& g) {
 
 void gemm_convolution(AccelOp op, const ConvGeometry& g, const float* first, const float* second, float* out) {
   limit_openmp_threads_on_this_thread();
+  Failures failures;
   switch (op) {
-    case ACCEL_OP_CONV2D: forward(g, first, second, out); break;
-    case ACCEL_OP_CONV2D_BACKWARD_INPUT: backward_input(g, first, second, out); break;
-    default: backward_filter(g, first, second, out); break;
+    case ACCEL_OP_CONV2D: forward(g, first, second, out, failures); break;
+    case ACCEL_OP_CONV2D_BACKWARD_INPUT: backward_input(g, first, second, out, failures); break;
+    default: backward_filter(g, first, second, out, failures); break;
   }
+  failures.throw_if_any();
 }
 
 }  // namespace accel::host_kernels::detail
