@@ -84,6 +84,24 @@ TEST(Reductions, EveryAxisPatternAndDtype) {
   }
 }
 
+// A bias gradient ([rows, 32] -> [32]) is split by columns over the
+// threads; each column is still summed in row order, so the result is the
+// sequential float sum's bits on any thread count.
+TEST(Reductions, ColumnSumsKeepRowOrderOnAnyThreadCount) {
+  Tensor x = random_tensor(ACCEL_DTYPE_F32, {3001, 3, 32}, -1, 1, 21);
+  std::vector<float> sequential(32, 0.0f);
+  for (int64_t row = 0; row < 3001 * 3; ++row)
+    for (int64_t column = 0; column < 32; ++column) sequential[column] += x.data<float>()[row * 32 + column];
+  AccelReduceAttributes attributes{sizeof(AccelReduceAttributes), 2, {0, 1}, 0};
+  for (int threads : {1, 2, 3}) {
+    host_kernels::set_max_threads(threads);
+    Tensor y(ACCEL_DTYPE_F32, {32});
+    run(ACCEL_OP_REDUCE_SUM, {&x}, {&y}, &attributes);
+    EXPECT_EQ(std::memcmp(y.data<float>(), sequential.data(), 32 * sizeof(float)), 0) << threads << " threads";
+  }
+  host_kernels::set_max_threads(0);
+}
+
 TEST(Reductions, KeepDimsOnlyChangesTheShapeAndBadAxesFail) {
   Tensor x = random_tensor(ACCEL_DTYPE_F32, {4, 6});
   AccelReduceAttributes attributes{sizeof(AccelReduceAttributes), 1, {1}, 0};
