@@ -29,32 +29,20 @@ void reduce_kept_reduced_kept(const T* x, T* y, int64_t outer, int64_t reduced, 
     });
     return;
   }
-  // Columns are split into blocks, each reduced by one thread in row order:
-  // the result is the same bits whatever the split. With too few blocks to
-  // occupy the threads (a bias gradient: [rows, 32] -> [32] is one block
-  // of kColumnBlock), the blocks shrink to a cache line of columns.
-  constexpr int64_t kColumnBlock = 1024, kNarrowestBlock = 64 / static_cast<int64_t>(sizeof(T));
-  const int64_t threads = max_threads();
-  int64_t column_block = kColumnBlock;
-  if (outer * ((inner + kColumnBlock - 1) / kColumnBlock) < threads) {
-    const int64_t share = (inner + threads - 1) / threads;
-    column_block = std::max(kNarrowestBlock, (share + kNarrowestBlock - 1) / kNarrowestBlock * kNarrowestBlock);
-    column_block = std::min(column_block, kColumnBlock);
-  }
-  const int64_t blocks_per_row = (inner + column_block - 1) / column_block;
-  const int64_t work_per_item = reduced * std::min(inner, column_block);
+  constexpr int64_t kColumnBlock = 1024;
+  const int64_t blocks_per_row = (inner + kColumnBlock - 1) / kColumnBlock;
+  const int64_t work_per_item = reduced * std::min(inner, kColumnBlock);
   parallel_ranges(outer * blocks_per_row, grain_for(work_per_item), [&](int64_t begin, int64_t end) {
-    T sums[kColumnBlock];  // on the stack, so that threads never share a line of y while they sum
     for (int64_t item = begin; item < end; ++item) {
       const int64_t row = item / blocks_per_row;
-      const int64_t column = (item % blocks_per_row) * column_block;
-      const int64_t width = std::min(column_block, inner - column);
-      for (int64_t k = 0; k < width; ++k) sums[k] = Reducer::identity();
+      const int64_t column = (item % blocks_per_row) * kColumnBlock;
+      const int64_t width = std::min(kColumnBlock, inner - column);
+      T* __restrict out = y + row * inner + column;
+      for (int64_t k = 0; k < width; ++k) out[k] = Reducer::identity();
       for (int64_t r = 0; r < reduced; ++r) {
         const T* __restrict in = x + (row * reduced + r) * inner + column;
-        for (int64_t k = 0; k < width; ++k) sums[k] = reducer(sums[k], in[k]);
+        for (int64_t k = 0; k < width; ++k) out[k] = reducer(out[k], in[k]);
       }
-      std::copy_n(sums, width, y + row * inner + column);
     }
   });
 }
