@@ -343,16 +343,16 @@ TEST(TpuSimTable, HbmIsSharedByTheLogicalDevicesOfACore) {
   system.api()->buffer_free(other_core, c);
 }
 
-// Runs `op` on `device` into `output`; returns the op's report (zeros if none came).
+// Runs `op` on `device` into `outputs`; returns the op's report (zeros if none came).
 AccelOpProfile run_op(const EmulatedSystem& system, AccelDevice* device, AccelOp op, std::vector<AccelTensor> inputs,
-                      const AccelTensor& output, const void* attributes = nullptr) {
+                      std::vector<AccelTensor> outputs, const void* attributes = nullptr) {
   AccelOpCall call{};
   call.struct_size = sizeof(call);
   call.op = op;
   call.num_inputs = static_cast<int32_t>(inputs.size());
   call.inputs = inputs.data();
-  call.num_outputs = 1;
-  call.outputs = &output;
+  call.num_outputs = static_cast<int32_t>(outputs.size());
+  call.outputs = outputs.data();
   call.attributes = attributes;
   g_reports.clear();
   EXPECT_EQ(take(system.api()->execute(device, &call)), ACCEL_STATUS_OK) << static_cast<int>(op);
@@ -364,7 +364,7 @@ AccelOpProfile run_op(const EmulatedSystem& system, AccelDevice* device, AccelOp
 // HBM bytes its report gives.
 double run_unary(const EmulatedSystem& system, AccelDevice* device, AccelOp op, const DeviceTensor& x,
                  const DeviceTensor& y, const void* attributes = nullptr) {
-  return run_op(system, device, op, {x.tensor}, y.tensor, attributes).bytes_accessed;
+  return run_op(system, device, op, {x.tensor}, {y.tensor}, attributes).bytes_accessed;
 }
 
 TEST(TpuSimTable, VmemResidencyAllReadsRecentResultsFromVmem) {
@@ -585,13 +585,13 @@ TEST(TpuSimTable, PoolingGradientFusedIntoTheFilterGradientIsOneKernelWithTheTwo
   const DeviceTensor separate = allocate(system, device, {3, 3, 1, 32}), fused = allocate(system, device, {3, 3, 1, 32});
   const AccelConv2dAttributes convolution{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
   const AccelPoolAttributes pool{sizeof(AccelPoolAttributes), 2, 2, 2, 2, 0, 0, 0, 0};
-  const AccelOpProfile routing =
-      run_op(system, device, ACCEL_OP_MAX_POOL_BACKWARD, {pool_x.tensor, pool_dy.tensor}, pooling_gradient.tensor, &pool);
+  const AccelOpProfile routing = run_op(system, device, ACCEL_OP_MAX_POOL_BACKWARD, {pool_x.tensor, pool_dy.tensor},
+                                        {pooling_gradient.tensor}, &pool);
   const AccelOpProfile filter_gradient = run_op(system, device, ACCEL_OP_CONV2D_BACKWARD_FILTER,
-                                                {x.tensor, pooling_gradient.tensor}, separate.tensor, &convolution);
+                                                {x.tensor, pooling_gradient.tensor}, {separate.tensor}, &convolution);
   const AccelPoolFilterGradientAttributes both{sizeof(AccelPoolFilterGradientAttributes), convolution, pool};
   const AccelOpProfile one_kernel = run_op(system, device, ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER,
-                                           {x.tensor, pool_x.tensor, pool_dy.tensor}, fused.tensor, &both);
+                                           {x.tensor, pool_x.tensor, pool_dy.tensor}, {fused.tensor}, &both);
 
   std::vector<float> expected(3 * 3 * 32), actual(3 * 3 * 32);
   ASSERT_EQ(take(api.copy_device_to_host(device, separate.buffer, 0, expected.data(), expected.size() * 4)), ACCEL_STATUS_OK);
@@ -623,19 +623,9 @@ TEST(TpuSimTable, BatchNormReadsTheActivationsTwiceEachWay) {
                      dy = allocate(system, device, image), dx = allocate(system, device, image);
   std::vector<DeviceTensor> features;
   for (int i = 0; i < 7; ++i) features.push_back(allocate(system, device, {32}));
+  const AccelBatchNormAttributes attributes{sizeof(AccelBatchNormAttributes), 1e-3};
   auto run = [&](AccelOp op, std::vector<AccelTensor> inputs, std::vector<AccelTensor> outputs) {
-    const AccelBatchNormAttributes attributes{sizeof(AccelBatchNormAttributes), 1e-3};
-    AccelOpCall call{};
-    call.struct_size = sizeof(call);
-    call.op = op;
-    call.num_inputs = static_cast<int32_t>(inputs.size());
-    call.inputs = inputs.data();
-    call.num_outputs = static_cast<int32_t>(outputs.size());
-    call.outputs = outputs.data();
-    call.attributes = &attributes;
-    g_reports.clear();
-    EXPECT_EQ(take(api.execute(device, &call)), ACCEL_STATUS_OK);
-    return g_reports.empty() ? AccelOpProfile{} : g_reports.back();
+    return run_op(system, device, op, std::move(inputs), std::move(outputs), &attributes);
   };
   // Every input is one no kernel wrote (none found on chip); their values (0.5) do not change the timing.
   const double activation = 8.0 * 14 * 14 * 32 * 4, feature = 32 * 4;
