@@ -124,6 +124,30 @@ bool fits_32_bits(int64_t count) {
   return count + static_cast<int64_t>(65536) * kThreads < (int64_t{1} << 32);
 }
 
+// Runs launch(count, features) with 32-bit indices where the grid-stride
+// loop allows them (fewer registers, cheaper division), else 64-bit ones.
+template <typename Launch>
+void launch_with_index_width(int64_t count, int64_t features, Launch launch) {
+  if (count <= 0) return;
+  if (fits_32_bits(count)) {
+    launch(static_cast<uint32_t>(count), static_cast<uint32_t>(features));
+  } else {
+    launch(count, features);
+  }
+}
+
+// The scratch of batch_norm_scratch_bytes: the slices' sums, then the
+// per-feature coefficients the apply pass reads.
+struct BatchNormScratch {
+  double* partials;
+  float* coefficients;
+};
+
+BatchNormScratch scratch_of(void* scratch, const BatchNormPlan& plan) {
+  auto* partials = static_cast<double*>(scratch);
+  return {partials, reinterpret_cast<float*>(partials + plan.chunks * 2 * plan.features)};
+}
+
 dim3 sums_grid(const BatchNormPlan& plan) {
   return dim3(static_cast<unsigned>((plan.features + kFeatureTile - 1) / kFeatureTile), 1u,
               static_cast<unsigned>(plan.chunks));
@@ -136,21 +160,15 @@ cudaError_t launch_batch_norm(const float* x, const float* scale, const float* o
                               cudaStream_t stream) {
   if (plan.features <= 0) return cudaSuccess;
   if (scratch == nullptr || plan.chunks < 1) return cudaErrorInvalidValue;
-  auto* partials = static_cast<double*>(scratch);
-  auto* coefficients = reinterpret_cast<float*>(partials + plan.chunks * 2 * plan.features);
+  const BatchNormScratch parts = scratch_of(scratch, plan);
   batch_norm_sums_kernel<false><<<sums_grid(plan), dim3(kFeatureTile, kRowLanes), 0, stream>>>(
-      x, nullptr, nullptr, partials, plan.rows, plan.features, plan.rows_per_chunk);
+      x, nullptr, nullptr, parts.partials, plan.rows, plan.features, plan.rows_per_chunk);
   batch_norm_finish_kernel<false><<<grid_for(plan.features), kThreads, 0, stream>>>(
-      partials, plan.chunks, plan.rows, plan.features, epsilon, scale, offset, nullptr, mean, variance,
-      coefficients);
-  const int64_t count = plan.rows * plan.features;
-  if (count > 0 && fits_32_bits(count)) {
-    batch_norm_apply_kernel<uint32_t><<<grid_for(count), kThreads, 0, stream>>>(
-        x, coefficients, y, static_cast<uint32_t>(count), static_cast<uint32_t>(plan.features));
-  } else if (count > 0) {
-    batch_norm_apply_kernel<int64_t><<<grid_for(count), kThreads, 0, stream>>>(x, coefficients, y, count,
-                                                                               plan.features);
-  }
+      parts.partials, plan.chunks, plan.rows, plan.features, epsilon, scale, offset, nullptr, mean, variance,
+      parts.coefficients);
+  launch_with_index_width(plan.rows * plan.features, plan.features, [&](auto count, auto features) {
+    batch_norm_apply_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, parts.coefficients, y, count, features);
+  });
   return cudaGetLastError();
 }
 
@@ -160,21 +178,16 @@ cudaError_t launch_batch_norm_backward(const float* dy, const float* x, const fl
                                        cudaStream_t stream) {
   if (plan.features <= 0) return cudaSuccess;
   if (scratch == nullptr || plan.chunks < 1) return cudaErrorInvalidValue;
-  auto* partials = static_cast<double*>(scratch);
-  auto* coefficients = reinterpret_cast<float*>(partials + plan.chunks * 2 * plan.features);
+  const BatchNormScratch parts = scratch_of(scratch, plan);
   batch_norm_sums_kernel<true><<<sums_grid(plan), dim3(kFeatureTile, kRowLanes), 0, stream>>>(
-      x, dy, mean, partials, plan.rows, plan.features, plan.rows_per_chunk);
+      x, dy, mean, parts.partials, plan.rows, plan.features, plan.rows_per_chunk);
   batch_norm_finish_kernel<true><<<grid_for(plan.features), kThreads, 0, stream>>>(
-      partials, plan.chunks, plan.rows, plan.features, epsilon, scale, mean, variance, dscale, doffset,
-      coefficients);
-  const int64_t count = plan.rows * plan.features;
-  if (count > 0 && fits_32_bits(count)) {
-    batch_norm_backward_apply_kernel<uint32_t><<<grid_for(count), kThreads, 0, stream>>>(
-        dy, x, mean, coefficients, dx, static_cast<uint32_t>(count), static_cast<uint32_t>(plan.features));
-  } else if (count > 0) {
-    batch_norm_backward_apply_kernel<int64_t><<<grid_for(count), kThreads, 0, stream>>>(
-        dy, x, mean, coefficients, dx, count, plan.features);
-  }
+      parts.partials, plan.chunks, plan.rows, plan.features, epsilon, scale, mean, variance, dscale, doffset,
+      parts.coefficients);
+  launch_with_index_width(plan.rows * plan.features, plan.features, [&](auto count, auto features) {
+    batch_norm_backward_apply_kernel<<<grid_for(count), kThreads, 0, stream>>>(dy, x, mean, parts.coefficients, dx,
+                                                                               count, features);
+  });
   return cudaGetLastError();
 }
 
