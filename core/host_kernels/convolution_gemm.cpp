@@ -86,7 +86,7 @@ bool cpu_has_avx512() {
   return has;
 }
 
-int64_t taps_of(const ConvGeometry& g) { return g.filter_h * g.filter_w * g.channels; }
+int64_t tap_count(const ConvGeometry& g) { return g.filter_h * g.filter_w * g.channels; }
 
 // The calling thread's column buffer, grown as needed and kept.
 float* thread_columns(int64_t floats) {
@@ -108,7 +108,7 @@ Window window_of(const ConvGeometry& g, int64_t p) {
 // columns[p - first][r, s, c] = x at the window of p (zero in the padding),
 // for the output pixels [first, last).
 void im2col(const ConvGeometry& g, const float* x, int64_t first, int64_t last, float* columns) {
-  const int64_t taps = taps_of(g), run = g.filter_w * g.channels;
+  const int64_t taps = tap_count(g), run = g.filter_w * g.channels;
   const size_t channel_bytes = static_cast<size_t>(g.channels) * sizeof(float);
   for (int64_t p = first; p < last; ++p) {
     const Window window = window_of(g, p);
@@ -137,7 +137,7 @@ void im2col(const ConvGeometry& g, const float* x, int64_t first, int64_t last, 
 
 // The transpose of im2col, accumulating: dx at the window of p += its row.
 void col2im_add(const ConvGeometry& g, const float* columns, int64_t first, int64_t last, float* dx) {
-  const int64_t taps = taps_of(g), run = g.filter_w * g.channels;
+  const int64_t taps = tap_count(g), run = g.filter_w * g.channels;
   for (int64_t p = first; p < last; ++p) {
     const Window window = window_of(g, p);
     const float* row = columns + (p - first) * taps;
@@ -180,12 +180,12 @@ void sgemm(Failures& failures, char transpose_a, char transpose_b, int64_t m, in
 
 // Output pixels per tile for g: kTileRows, or fewer under kMostColumnBytes.
 int64_t tile_rows_of(const ConvGeometry& g) {
-  return std::clamp(kMostColumnBytes / (taps_of(g) * static_cast<int64_t>(sizeof(float))), int64_t{1}, kTileRows);
+  return std::clamp(kMostColumnBytes / (tap_count(g) * static_cast<int64_t>(sizeof(float))), int64_t{1}, kTileRows);
 }
 
 // y = im2col(x) . filter, tile by tile.
 void forward(const ConvGeometry& g, const float* x, const float* filter, float* y, Failures& failures) {
-  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), rows = tile_rows_of(g);
+  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = tap_count(g), rows = tile_rows_of(g);
   const int64_t tiles = (pixels + rows - 1) / rows;
 #pragma omp parallel for schedule(static)
   for (int64_t tile = 0; tile < tiles; ++tile) {
@@ -199,7 +199,7 @@ void forward(const ConvGeometry& g, const float* x, const float* filter, float* 
 
 // dx = col2im(dy . filter^T), image by image (an image's windows overlap).
 void backward_input(const ConvGeometry& g, const float* dy, const float* filter, float* dx, Failures& failures) {
-  const int64_t per_image = g.out_h * g.out_w, image_size = g.height * g.width * g.channels, taps = taps_of(g);
+  const int64_t per_image = g.out_h * g.out_w, image_size = g.height * g.width * g.channels, taps = tap_count(g);
   const int64_t rows = tile_rows_of(g);
 #pragma omp parallel for schedule(static)
   for (int64_t image = 0; image < g.batch; ++image) {
@@ -216,7 +216,7 @@ void backward_input(const ConvGeometry& g, const float* dy, const float* filter,
 
 // dfilter = im2col(x)^T . dy, summed over fixed chunks of tiles.
 void backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dfilter, Failures& failures) {
-  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = taps_of(g), rows = tile_rows_of(g);
+  const int64_t pixels = g.batch * g.out_h * g.out_w, taps = tap_count(g), rows = tile_rows_of(g);
   const int64_t tiles = (pixels + rows - 1) / rows, size = taps * g.filters;
   const int64_t chunks = std::clamp(kPartialSumBytes / (size * static_cast<int64_t>(sizeof(float))), int64_t{1},
                                     std::min(kFilterGradientChunks, tiles));
@@ -254,7 +254,7 @@ bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& g) {
   const GemmSetting setting = gemm_setting();
   if (setting != GemmSetting::kMeasured) return setting == GemmSetting::kAll;
   if (cpu_has_avx512()) return false;  // oneDNN's brgemm and Winograd kernels run there
-  if (g.channels < kLeastChannels || taps_of(g) * g.filters > kMostFilterElements) return false;
+  if (g.channels < kLeastChannels || tap_count(g) * g.filters > kMostFilterElements) return false;
   if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER) return true;
   // A 1x1 forward pass or input gradient is one plain product either way:
   // the two paths measured within 10 % forward, oneDNN 1.3x ahead on the

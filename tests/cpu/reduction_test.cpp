@@ -84,9 +84,10 @@ TEST(Reductions, EveryAxisPatternAndDtype) {
   }
 }
 
-// A bias gradient ([rows, 32] -> [32]) is split by columns over the
-// threads; each column is still summed in row order, so the result is the
-// sequential float sum's bits on any thread count.
+// A bias gradient ([rows, 32] -> [32]) sums each column in row order, so
+// the result is the sequential float sum's bits on any thread count (a
+// faster split must keep that, or the training tests that compare compiled
+// and eager steps move).
 TEST(Reductions, ColumnSumsKeepRowOrderOnAnyThreadCount) {
   Tensor x = random_tensor(ACCEL_DTYPE_F32, {3001, 3, 32}, -1, 1, 21);
   std::vector<float> sequential(32, 0.0f);
