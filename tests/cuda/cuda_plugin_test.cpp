@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -548,6 +549,128 @@ std::vector<float> on_host(AccelOp op, const std::vector<std::vector<float>>& in
   const accel::host_kernels::HostTensor out = host_tensor(output_shape, output.data());
   accel::host_kernels::execute(op, in, {&out, 1}, attributes);
   return output;
+}
+
+// Convolutions: forward, input gradient and filter gradient against the CPU
+// plugin's kernels, with the algorithm cuDNN's timed search picks (the
+// default) and with its heuristic pick (cuda.cudnn_autotune=0), on a shape
+// where cuDNN has several algorithms to choose from and on a strided one with
+// asymmetric pads. Each is run twice: the second call takes the cached choice.
+TEST_F(CudaGpuTest, ConvolutionsMatchTheHostKernelsWithTimedAndHeuristicAlgorithms) {
+  struct Geometry {
+    const char* name;
+    int64_t n, h, w, c, kh, kw, o;
+    AccelConv2dAttributes attributes;
+  };
+  const Geometry geometries[] = {
+      {"3x3 same", 4, 12, 12, 16, 3, 3, 24, {sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 1, 1, 1, 1, 0, {}}},
+      {"3x3/2, pads 0 1", 2, 11, 10, 8, 3, 3, 16, {sizeof(AccelConv2dAttributes), 2, 2, 1, 1, 0, 1, 0, 1, 0, {}}},
+  };
+  for (const char* autotune : {"1", "0"}) {
+    SCOPED_TRACE(std::string("cuda.cudnn_autotune=") + autotune);
+    g_settings["cuda.cudnn_autotune"] = autotune;
+    AccelDevice* device = open(0, 1);  // the setting is read when a device opens
+    g_settings.erase("cuda.cudnn_autotune");
+    ASSERT_NE(device, nullptr);
+    std::swap(device_, device);
+    for (const Geometry& g : geometries) {
+      SCOPED_TRACE(g.name);
+      const AccelConv2dAttributes& a = g.attributes;
+      const int64_t oh = (g.h + a.pad_top + a.pad_bottom - g.kh) / a.stride_h + 1;
+      const int64_t ow = (g.w + a.pad_left + a.pad_right - g.kw) / a.stride_w + 1;
+      const std::vector<int64_t> x_shape{g.n, g.h, g.w, g.c}, f_shape{g.kh, g.kw, g.c, g.o};
+      const std::vector<int64_t> y_shape{g.n, oh, ow, g.o};
+      std::vector<float> x(static_cast<size_t>(g.n * g.h * g.w * g.c));
+      std::vector<float> f(static_cast<size_t>(g.kh * g.kw * g.c * g.o));
+      std::vector<float> dy(static_cast<size_t>(g.n * oh * ow * g.o));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+      for (size_t i = 0; i < f.size(); ++i) f[i] = std::cos(0.11f * static_cast<float>(i));
+      for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::sin(0.23f * static_cast<float>(i) + 1.0f);
+      AccelTensor tx = upload(x, x_shape), tf = upload(f, f_shape), tdy = upload(dy, y_shape);
+      struct Pass {
+        AccelOp op;
+        std::vector<float> first, second;
+        std::vector<int64_t> first_shape, second_shape, output_shape;
+      };
+      const Pass passes[] = {{ACCEL_OP_CONV2D, x, f, x_shape, f_shape, y_shape},
+                             {ACCEL_OP_CONV2D_BACKWARD_INPUT, dy, f, y_shape, f_shape, x_shape},
+                             {ACCEL_OP_CONV2D_BACKWARD_FILTER, x, dy, x_shape, y_shape, f_shape}};
+      for (const Pass& pass : passes) {
+        SCOPED_TRACE(pass.op);
+        const std::vector<float> want =
+            on_host(pass.op, {pass.first, pass.second}, {pass.first_shape, pass.second_shape}, pass.output_shape, &a);
+        AccelTensor first = pass.op == ACCEL_OP_CONV2D_BACKWARD_INPUT ? tdy : tx;
+        AccelTensor second = pass.op == ACCEL_OP_CONV2D_BACKWARD_FILTER ? tdy : tf;
+        // Sums of up to 576 products of magnitude <= 1, in cuDNN's order: FFT
+        // and Winograd algorithms round more than a direct sum, and an output
+        // near zero may be a sum of large terms, so the bound scales with the
+        // output's largest magnitude. A wrong layout or algorithm is off by O(1).
+        double largest = 1.0;
+        for (float value : want) largest = std::max(largest, std::fabs(double(value)));
+        const double tolerance = 1e-4 * largest;
+        for (int call = 0; call < 2; ++call) {
+          AccelTensor out = tensor(ACCEL_DTYPE_F32, pass.output_shape, sizeof(float));
+          ASSERT_EQ(run(pass.op, {first, second}, {out}, &a), "");
+          const std::vector<float> got = download(out, want.size());
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_NEAR(got[i], want[i], tolerance) << "call " << call << " at " << i;
+          }
+        }
+      }
+    }
+    std::swap(device_, device);
+    for (auto& [owner, buffer] : buffers_) {
+      if (owner == device) api_->buffer_free(owner, buffer);
+    }
+    std::erase_if(buffers_, [device](const auto& entry) { return entry.first == device; });
+    api_->device_close(device);
+  }
+}
+
+// A timed search synchronizes, which a CUDA graph capture forbids: a shape
+// first seen inside a recording takes cuDNN's heuristic pick there, and the
+// first eager call of that shape searches and caches.
+TEST_F(CudaGpuTest, AConvolutionFirstSeenWhileRecordingIsCapturedWithoutATimedSearch) {
+  AccelConv2dAttributes attributes{sizeof(attributes), 1, 1, 1, 1, 0, 0, 0, 0, 0, {}};
+  AccelTensor warm_x = upload(ramp(1 * 3 * 3 * 2, 0.5f), {1, 3, 3, 2}), warm_f = upload(ramp(2, 0.5f), {1, 1, 2, 1});
+  AccelTensor warm_y = tensor(ACCEL_DTYPE_F32, {1, 3, 3, 1}, sizeof(float));
+  ASSERT_EQ(run(ACCEL_OP_CONV2D, {warm_x, warm_f}, {warm_y}, &attributes), "");  // cuDNN loaded outside the capture
+
+  const std::vector<int64_t> x_shape{2, 6, 5, 4}, f_shape{1, 1, 4, 3}, y_shape{2, 6, 5, 3};
+  const std::vector<float> x = ramp(2 * 6 * 5 * 4, 0.25f), f = ramp(4 * 3, 0.5f);
+  AccelTensor tx = upload(x, x_shape), tf = upload(f, f_shape);
+  AccelTensor ty = tensor(ACCEL_DTYPE_F32, y_shape, sizeof(float));
+  const std::vector<float> want = on_host(ACCEL_OP_CONV2D, {x, f}, {x_shape, f_shape}, y_shape, &attributes);
+
+  ASSERT_EQ(take(api_->recording_begin(device_)), "");
+  ASSERT_EQ(run(ACCEL_OP_CONV2D, {tx, tf}, {ty}, &attributes), "");
+  AccelRecording* recording = nullptr;
+  ASSERT_EQ(take(api_->recording_end(device_, &recording)), "");
+  ASSERT_NE(recording, nullptr);
+  ASSERT_EQ(take(api_->recording_replay(device_, recording)), "");
+  std::vector<float> got = download(ty, want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "replayed, at " << i;
+  api_->recording_release(device_, recording);
+
+  AccelTensor eager = tensor(ACCEL_DTYPE_F32, y_shape, sizeof(float));
+  ASSERT_EQ(run(ACCEL_OP_CONV2D, {tx, tf}, {eager}, &attributes), "");
+  got = download(eager, want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "eager, at " << i;
+}
+
+// A setting the plugin cannot read fails the device's opening with a message
+// that names it, instead of running with a guess.
+TEST_F(CudaGpuTest, AnUnreadableAutotuneSettingFailsTheDeviceOpening) {
+  g_settings["cuda.cudnn_autotune"] = "sometimes";
+  AccelDeviceOptions options{};
+  options.struct_size = sizeof(options);
+  options.logical_count = 1;
+  AccelDevice* device = nullptr;
+  const std::string error = take(api_->device_open(context_, &options, &device));
+  g_settings.erase("cuda.cudnn_autotune");
+  EXPECT_EQ(device, nullptr);
+  EXPECT_NE(error.find("cuda.cudnn_autotune"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind(std::to_string(static_cast<int>(ACCEL_STATUS_INVALID_ARGUMENT)) + ":", 0), 0u) << error;
 }
 
 // Pooling runs on cuDNN for symmetric padding and on the plugin's kernels for

@@ -1,13 +1,16 @@
 // CONV2D forward and backward through cuDNN's convolution API (cuDNN 9,
 // libcudnn_cnn): NHWC activations, the HWIO filter transposed to cuDNN's
 // KRSC (OHWI) layout in scratch memory, explicit pads (asymmetric ones by
-// padding / cropping around a pad-0 convolution). The algorithm is the first
-// of cuDNN's heuristic candidates (*_v7) that runs, once per shape, cached on
-// the device; workspaces come from the plugin allocator. fp32 only; exact fp32
+// padding / cropping around a pad-0 convolution). The algorithm is chosen once
+// per shape and cached on the device: the fastest of a timed search unless the
+// setting cuda.cudnn_autotune is 0, then the first of cuDNN's heuristic
+// candidates (*_v7) that runs (conv_algorithm_choice.hpp); workspaces come
+// from the plugin allocator. fp32 only; exact fp32
 // (CUDNN_FMA_MATH) unless the device allows TF32. cuDNN is called through the
 // table loaded on first use (math_libraries.hpp). The epilogue of CONV2D and
 // CONV2D_BACKWARD_INPUT (plugin API 1.2) runs as one kernel after cuDNN
 // (epilogue.hpp).
+#include "conv_algorithm_choice.hpp"
 #include "cuda_check.hpp"
 #include "cudnn_support.hpp"
 #include "epilogue.hpp"
@@ -16,8 +19,11 @@
 #include <cstddef>
 #include <cudnn.h>
 
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace accel::cuda {
 namespace {
@@ -61,26 +67,60 @@ void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* sh
 
 enum class Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
-// Whether the device may run `math`: exact fp32 needs CUDNN_FMA_MATH; TF32
-// also allows the tensor-op kernels. CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-// never: for fp32 data it lets cuDNN convert the operands to fp16, far less
-// precise than TF32.
-bool math_allowed(const AccelDevice& device, cudnnMathType_t math) {
-  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
-  return device.allow_tf32 || math != CUDNN_TENSOR_OP_MATH;
+// More than any of cuDNN 9's algorithm counts (forward has 8).
+constexpr int kMaxAlgorithms = 16;
+
+// The candidates of a timed search (cudnnFind*AlgorithmEx) on the call's own
+// operands: every algorithm runs once, into the output the call then writes
+// again. The search is offered the largest workspace an algorithm asks for,
+// less when the allocator cannot give that much. An empty list when the search
+// fails or nothing it timed can run here; the heuristics decide then.
+template <typename Perf, typename Algorithm, typename Search, typename GetWorkspace>
+std::vector<AlgorithmCandidate> timed_candidates(AccelDevice& device, int algorithm_count, Search search,
+                                                 GetWorkspace get_workspace) {
+  std::vector<uint64_t> asked;
+  for (int algorithm = 0; algorithm < algorithm_count; ++algorithm) {
+    size_t bytes = 0;
+    if (get_workspace(static_cast<Algorithm>(algorithm), &bytes) == CUDNN_STATUS_SUCCESS) asked.push_back(bytes);
+  }
+  uint64_t offered = search_workspace_bytes(asked, kSearchWorkspaceCap);
+  std::optional<Scratch> workspace;
+  while (!workspace) {
+    try {
+      workspace.emplace(*device.allocator, offered);
+    } catch (const sdk::PluginError& error) {
+      if (error.code() != ACCEL_STATUS_RESOURCE_EXHAUSTED || offered == 0) throw;
+      offered /= 2;
+    }
+  }
+  Perf records[2 * kMaxAlgorithms];  // the search may time two math modes of each algorithm
+  int returned = 0;
+  if (search(2 * kMaxAlgorithms, &returned, records, workspace->get(), static_cast<size_t>(offered)) !=
+      CUDNN_STATUS_SUCCESS) {
+    (void)cudaGetLastError();  // a failed launch inside cuDNN must not fail what follows
+    return {};
+  }
+  return candidates_to_try(records, returned, AlgorithmSource::kTimedSearch, device.allow_tf32,
+                           static_cast<size_t>(offered));
 }
 
 // Runs the convolution with cuDNN's algorithm for this shape: the cached one,
-// else the first of the heuristics' (*_v7) candidates in an allowed math mode
-// that runs. As in PyTorch, a candidate whose workspace cannot be allocated or
-// whose call fails (some heuristic picks report CUDNN_STATUS_NOT_SUPPORTED only
-// when called) gives way to the next; the first that runs is cached. Every
-// candidate writes the whole output (beta 0), so a failed one leaves nothing
-// behind. `run(algorithm, workspace, bytes)` queues the cuDNN call.
-template <typename Perf, typename Algorithm, typename GetAlgorithms, typename GetWorkspace, typename Run>
+// else the first of the candidates (conv_algorithm_choice.hpp) that runs. The
+// candidates come from a timed search when the device autotunes and the
+// stream is not being captured into a CUDA graph (the search synchronizes,
+// which a capture forbids; a compiled step's first, eager run has searched
+// already), else from the heuristics (*_v7). As in PyTorch, a candidate whose
+// workspace cannot be allocated or whose call fails (some heuristic picks
+// report CUDNN_STATUS_NOT_SUPPORTED only when called) gives way to the next;
+// the first that runs is cached, unless it was a heuristic pick made during a
+// capture, so that the next eager call searches. Every candidate writes the
+// whole output (beta 0), so a failed one leaves nothing behind.
+// `run(algorithm, workspace, bytes)` queues the cuDNN call.
+template <typename Perf, typename Algorithm, typename Heuristics, typename Search, typename GetWorkspace,
+          typename Run>
 void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& key,
-                        cudnnConvolutionDescriptor_t conv, int max_count, const char* what,
-                        GetAlgorithms get_algorithms, GetWorkspace get_workspace, Run run) {
+                        cudnnConvolutionDescriptor_t conv, int algorithm_count, const char* what,
+                        Heuristics heuristics, Search search, GetWorkspace get_workspace, Run run) {
   CachingAllocator& allocator = *device.allocator;
   if (auto it = device.conv_choices.find(key); it != device.conv_choices.end()) {
     const ConvChoice choice = it->second;
@@ -100,31 +140,40 @@ void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const Conv
   }
   const cudnnMathType_t wanted = device.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, wanted), "cudnnSetConvolutionMathType");
-  Perf perf[16];
-  int returned = 0;
-  check_cudnn(dnn, get_algorithms(max_count < 16 ? max_count : 16, &returned, perf),
-              "cuDNN algorithm heuristics");
+  const bool capturing = device.recording != nullptr;
+  std::vector<AlgorithmCandidate> candidates;
+  if (device.cudnn_autotune && !capturing) {
+    candidates = timed_candidates<Perf, Algorithm>(device, algorithm_count, search, get_workspace);
+    check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, wanted), "cudnnSetConvolutionMathType");
+  }
+  const bool timed = !candidates.empty();
+  if (!timed) {
+    Perf records[kMaxAlgorithms];
+    int returned = 0;
+    check_cudnn(dnn, heuristics(std::min(algorithm_count, kMaxAlgorithms), &returned, records),
+                "cuDNN algorithm heuristics");
+    candidates = candidates_to_try(records, returned, AlgorithmSource::kHeuristics, device.allow_tf32, 0);
+  }
   cudnnStatus_t first_failure = CUDNN_STATUS_SUCCESS;
   std::string first_exhausted;  // the allocator's message when a workspace did not fit
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || !math_allowed(device, perf[i].mathType)) continue;
-    // With TF32 the algorithm runs in the math type the heuristics paired it
-    // with; exact fp32 runs FMA-only kernels.
-    const cudnnMathType_t math = device.allow_tf32 ? perf[i].mathType : CUDNN_FMA_MATH;
-    if (dnn.cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
+  for (const AlgorithmCandidate& candidate : candidates) {
+    const auto algorithm = static_cast<Algorithm>(candidate.algorithm);
+    if (dnn.cudnnSetConvolutionMathType(conv, candidate.math) != CUDNN_STATUS_SUCCESS) continue;
     size_t workspace_bytes = 0;
-    if (get_workspace(perf[i].algo, &workspace_bytes) != CUDNN_STATUS_SUCCESS) continue;
+    if (get_workspace(algorithm, &workspace_bytes) != CUDNN_STATUS_SUCCESS) continue;
     cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
     try {
       Scratch workspace(allocator, workspace_bytes);
-      status = run(perf[i].algo, workspace.get(), workspace_bytes);
+      status = run(algorithm, workspace.get(), workspace_bytes);
     } catch (const sdk::PluginError& error) {
       if (error.code() != ACCEL_STATUS_RESOURCE_EXHAUSTED) throw;
       if (first_exhausted.empty()) first_exhausted = error.what();
       continue;
     }
     if (status == CUDNN_STATUS_SUCCESS) {
-      device.conv_choices[key] = ConvChoice{static_cast<int>(perf[i].algo), math, workspace_bytes};
+      if (!(device.cudnn_autotune && capturing)) {
+        device.conv_choices[key] = ConvChoice{candidate.algorithm, candidate.math, workspace_bytes};
+      }
       return;
     }
     (void)cudaGetLastError();  // a failed launch inside cuDNN must not fail the next candidate
@@ -230,6 +279,11 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
           return dnn.cudnnGetConvolutionForwardAlgorithm_v7(
               handle, x_desc.get(), w_desc.get(), conv.get(), y_desc.get(), count, returned, perf);
         },
+        [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf, void* workspace, size_t bytes) {
+          return dnn.cudnnFindConvolutionForwardAlgorithmEx(handle, x_desc.get(), conv_x, w_desc.get(),
+                                                            krsc.get(), conv.get(), y_desc.get(), y.data,
+                                                            count, returned, perf, workspace, bytes);
+        },
         [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionForwardWorkspaceSize(
               handle, x_desc.get(), w_desc.get(), conv.get(), y_desc.get(), algo, bytes);
@@ -246,6 +300,12 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
               handle, w_desc.get(), y_desc.get(), conv.get(), x_desc.get(), count, returned, perf);
+        },
+        [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf, void* workspace, size_t bytes) {
+          return dnn.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, w_desc.get(), krsc.get(),
+                                                                 y_desc.get(), y.data, conv.get(),
+                                                                 x_desc.get(), conv_x, count, returned,
+                                                                 perf, workspace, bytes);
         },
         [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -279,6 +339,13 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
               handle, x_desc.get(), y_desc.get(), conv.get(), w_desc.get(), count, returned, perf);
+        },
+        [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* workspace,
+            size_t bytes) {
+          return dnn.cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, x_desc.get(), conv_x,
+                                                                   y_desc.get(), y.data, conv.get(),
+                                                                   w_desc.get(), krsc.get(), count,
+                                                                   returned, perf, workspace, bytes);
         },
         [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
           return dnn.cudnnGetConvolutionBackwardFilterWorkspaceSize(

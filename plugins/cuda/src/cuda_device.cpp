@@ -3,6 +3,7 @@
 // first use.
 #include "cuda_device.hpp"
 
+#include "conv_algorithm_choice.hpp"
 #include "cuda_check.hpp"
 #include "math_libraries.hpp"
 
@@ -118,6 +119,7 @@ std::unique_ptr<AccelDevice> open_device(AccelPluginContext& context,
   const char* tf32_setting = host_setting(context.host, "cuda.allow_tf32");
   device->allow_tf32 = option_enabled(options.options, "tf32") ||
                        (tf32_setting != nullptr && std::strcmp(tf32_setting, "1") == 0);
+  device->cudnn_autotune = cudnn_autotune_enabled(host_setting(context.host, "cuda.cudnn_autotune"));
 
   make_current(*device);
   ACCEL_CUDA_CHECK(cudaStreamCreateWithFlags(&device->stream, cudaStreamNonBlocking));

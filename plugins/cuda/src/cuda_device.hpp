@@ -74,6 +74,7 @@ struct AccelDevice {
   int ordinal = 0;
   std::string name;  // "GPU:<physical>/<logical>"
   bool allow_tf32 = false;
+  bool cudnn_autotune = true;  // time cuDNN's convolution algorithms (conv_algorithm_choice.hpp)
 
   std::mutex mutex;
   cudaStream_t stream = nullptr;

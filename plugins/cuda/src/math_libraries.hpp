@@ -49,12 +49,15 @@ namespace accel::cuda {
   X(cudnnDestroyConvolutionDescriptor)               \
   X(cudnnSetConvolutionMathType)                     \
   X(cudnnGetConvolutionForwardAlgorithm_v7)          \
+  X(cudnnFindConvolutionForwardAlgorithmEx)          \
   X(cudnnGetConvolutionForwardWorkspaceSize)         \
   X(cudnnConvolutionForward)                         \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7)     \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx)     \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize)    \
   X(cudnnConvolutionBackwardData)                    \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)   \
+  X(cudnnFindConvolutionBackwardFilterAlgorithmEx)   \
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize)  \
   X(cudnnConvolutionBackwardFilter)                 \
   X(cudnnCreatePoolingDescriptor)                    \
