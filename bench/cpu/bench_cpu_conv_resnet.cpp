@@ -2,13 +2,16 @@
 // layer's shape, each pass) on the CPU's two paths, side by side in one
 // process and interleaved sample by sample: oneDNN's convolution primitives
 // (ACCEL_CPU_CONV_GEMM=0) against im2col tiles times the filter on
-// dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all, convolution_gemm.cpp), and accel as
-// shipped (the variable unset: the measured choice between them). Prints milliseconds per call, the ratio
-// oneDNN / GEMM (> 1: the GEMM path is faster), and the two paths' largest
-// difference relative to the largest result; then the sums over one
-// training step's convolutions. Threads: ACCEL_CPU_THREADS (default 2).
+// dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all, convolution_gemm.cpp), against
+// Winograd F(2x2, 3x3) (ACCEL_CPU_WINOGRAD=accel, convolution_winograd.cpp;
+// 3x3 stride-1 forward passes and input gradients), and accel as shipped
+// (both variables unset: the measured choice between them). Prints
+// milliseconds per call, the ratios oneDNN / GEMM and oneDNN / Winograd
+// (> 1: faster than oneDNN), and each path's largest difference from
+// oneDNN relative to the largest result; then the sums over one training
+// step's convolutions. Threads: ACCEL_CPU_THREADS (default 2).
 //
-//   bench_cpu_conv_resnet [batch]
+//   bench_cpu_conv_resnet [batch [layer]]   (layer: only the shapes whose name contains it)
 #include "host_tensor.hpp"
 
 #include <accel/plugin/host_kernels.hpp>
@@ -53,19 +56,31 @@ double max_relative(const std::vector<float>& a, const std::vector<float>& b) {
   return worst / scale;
 }
 
-void use_setting(const char* setting) {
-  if (setting == nullptr) unsetenv("ACCEL_CPU_CONV_GEMM");
-  else setenv("ACCEL_CPU_CONV_GEMM", setting, 1);
+// A path: the two variables that choose it (nullptr: unset).
+struct Path {
+  const char* gemm;      // ACCEL_CPU_CONV_GEMM
+  const char* winograd;  // ACCEL_CPU_WINOGRAD
+};
+constexpr Path kOnednn{"0", "onednn"}, kGemm{"all", nullptr}, kWinograd{"0", "accel"}, kShipped{nullptr, nullptr};
+
+void set_or_unset(const char* variable, const char* value) {
+  if (value == nullptr) unsetenv(variable);
+  else setenv(variable, value, 1);
 }
 
-// Median milliseconds per call of `body` under each ACCEL_CPU_CONV_GEMM
-// setting, the settings interleaved sample by sample, so that a change in
-// the machine's load (it is shared) falls on all of them alike.
-std::vector<double> interleaved_ms(const std::vector<const char*>& settings, const std::function<void()>& body,
+void use_setting(const Path& path) {
+  set_or_unset("ACCEL_CPU_CONV_GEMM", path.gemm);
+  set_or_unset("ACCEL_CPU_WINOGRAD", path.winograd);
+}
+
+// Median milliseconds per call of `body` on each path, the paths
+// interleaved sample by sample, so that a change in the machine's load (it
+// is shared) falls on all of them alike.
+std::vector<double> interleaved_ms(const std::vector<Path>& settings, const std::function<void()>& body,
                                    int samples = 15, double min_seconds = 0.05) {
   using Clock = std::chrono::steady_clock;
   int repeats = 1;
-  for (const char* setting : settings) {  // warm up (primitives, buffers) and calibrate on the slowest
+  for (const Path& setting : settings) {  // warm up (primitives, buffers) and calibrate on the slowest
     use_setting(setting);
     body();
     const auto start = Clock::now();
@@ -94,6 +109,7 @@ std::vector<double> interleaved_ms(const std::vector<const char*>& settings, con
 
 int main(int argc, char** argv) {
   const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 128;
+  const std::string only = argc > 2 ? argv[2] : "";
   const char* threads_setting = std::getenv("ACCEL_CPU_THREADS");
   const int threads = threads_setting != nullptr ? std::atoi(threads_setting) : 2;
   const Shape shapes[] = {
@@ -104,13 +120,14 @@ int main(int argc, char** argv) {
   };
   accel::host_kernels::set_max_threads(threads);
   std::printf("batch %lld, %d threads\n", static_cast<long long>(batch), threads);
-  std::printf("%-22s %-11s %9s %9s %7s %10s %9s\n", "shape", "pass", "oneDNN ms", "GEMM ms", "ratio", "shipped ms",
-              "rel diff");
-  double step[3] = {0, 0, 0};  // per training step: oneDNN, GEMM, shipped
+  std::printf("%-22s %-11s %9s %9s %7s %9s %7s %10s %9s %9s\n", "shape", "pass", "oneDNN ms", "GEMM ms", "ratio",
+              "Wino ms", "ratio", "shipped ms", "GEMM diff", "Wino diff");
+  double step[4] = {0, 0, 0, 0};  // per training step: oneDNN, GEMM, Winograd, shipped
   for (const Shape& g : shapes) {
+    if (std::string(g.name).find(only) == std::string::npos) continue;
     std::vector<float> x = random_values(g.n * g.h * g.w * g.c), w = random_values(g.taps() * g.k);
     std::vector<float> dy = random_values(g.pixels() * g.k);
-    std::vector<float> onednn_result, gemm_result;
+    std::vector<float> onednn_result, gemm_result, winograd_result;
     HostTensor tx{ACCEL_DTYPE_F32, 4, {g.n, g.h, g.w, g.c}, x.data()};
     HostTensor tf{ACCEL_DTYPE_F32, 4, {g.r, g.s, g.c, g.k}, w.data()};
     HostTensor tdy{ACCEL_DTYPE_F32, 4, {g.n, g.oh(), g.ow(), g.k}, dy.data()};
@@ -138,25 +155,28 @@ int main(int argc, char** argv) {
       for (int axis = 0; axis < 4; ++axis) tout.shape[axis] = pass.out_shape[axis];
       const HostTensor inputs[] = {pass.first, pass.second};
       auto run = [&] { accel::host_kernels::execute(pass.op, inputs, {&tout, 1}, &attributes); };
-      use_setting("0");
+      use_setting(kOnednn);
       run();
       onednn_result = out;
-      use_setting("all");
+      use_setting(kGemm);
       run();
       gemm_result = out;
-      const std::vector<double> ms = interleaved_ms({"0", "all", nullptr}, run);
-      const double onednn_ms = ms[0], gemm_ms = ms[1], shipped_ms = ms[2];
+      // Winograd where it applies (3x3 stride-1 forward and input gradient); elsewhere its column repeats oneDNN.
+      use_setting(kWinograd);
+      run();
+      winograd_result = out;
+      const std::vector<double> ms = interleaved_ms({kOnednn, kGemm, kWinograd, kShipped}, run);
+      const double onednn_ms = ms[0], gemm_ms = ms[1], winograd_ms = ms[2], shipped_ms = ms[3];
       const int copies = std::string(g.name).find("(x2)") != std::string::npos ? 2 : 1;
-      step[0] += copies * onednn_ms;
-      step[1] += copies * gemm_ms;
-      step[2] += copies * shipped_ms;
-      std::printf("%-22s %-11s %9.3f %9.3f %7.2f %10.3f %9.2e\n", g.name, pass.name, onednn_ms, gemm_ms,
-                  onednn_ms / gemm_ms, shipped_ms, max_relative(gemm_result, onednn_result));
+      for (int path = 0; path < 4; ++path) step[path] += copies * ms[path];
+      std::printf("%-22s %-11s %9.3f %9.3f %7.2f %9.3f %7.2f %10.3f %9.2e %9.2e\n", g.name, pass.name, onednn_ms,
+                  gemm_ms, onednn_ms / gemm_ms, winograd_ms, onednn_ms / winograd_ms, shipped_ms,
+                  max_relative(gemm_result, onednn_result), max_relative(winograd_result, onednn_result));
       std::fflush(stdout);
     }
   }
-  std::printf("\nper training step (every layer, both 28x28x32 blocks): oneDNN %.1f ms, GEMM %.1f ms, shipped %.1f ms;"
-              " shipped / oneDNN %.2f\n",
-              step[0], step[1], step[2], step[2] / step[0]);
+  std::printf("\nper training step (every layer, both 28x28x32 blocks): oneDNN %.1f ms, GEMM %.1f ms, Winograd %.1f ms,"
+              " shipped %.1f ms; shipped / oneDNN %.2f\n",
+              step[0], step[1], step[2], step[3], step[3] / step[0]);
   return 0;
 }

@@ -317,6 +317,11 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     apply_epilogue(epilogue, y);
     return;
   }
+  if (winograd_convolution_chosen(op, g)) {
+    winograd_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
+    apply_epilogue(epilogue, y);
+    return;
+  }
   limit_openmp_threads_on_this_thread();
   const bool epilogue_in_primitive = op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest;
   const PrimitiveEpilogue in_primitive = epilogue_in_primitive ? primitive_epilogue_of(op, epilogue) : PrimitiveEpilogue{};

@@ -83,6 +83,15 @@ bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
 void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
                       float* out);
 
+// convolution_winograd.cpp: whether `op` over `geometry` runs as Winograd
+// F(2x2, 3x3) (3x3 stride-1 forward passes and input gradients, on CPUs
+// without oneDNN's Winograd kernels), and that computation: CONV2D (x,
+// filter -> y) or CONV2D_BACKWARD_INPUT (dy, filter -> dx), no epilogue.
+bool winograd_convolution_applies(AccelOp op, const ConvGeometry& geometry);
+bool winograd_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
+void winograd_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
+                          float* out);
+
 // filter_gradient.cpp: CONV2D_BACKWARD_FILTER as a direct loop, for few
 // input channels (convolution.cpp decides). x [N, H, W, C], dy [N, OH, OW, K],
 // gradient [R, S, C, K].

@@ -94,11 +94,20 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
   // The filter gradient over one input channel runs as a direct loop
   // (filter_gradient.cpp); ACCEL_CPU_DIRECT_FILTER_GRADIENT=0 sends it to
   // oneDNN, which must agree too. ACCEL_CPU_CONV_GEMM=all runs every
-  // convolution as im2col tiles on sgemm (convolution_gemm.cpp), =0 none.
+  // convolution as im2col tiles on sgemm (convolution_gemm.cpp), =0 none;
+  // ACCEL_CPU_WINOGRAD=accel runs the 3x3 stride-1 forward passes and input
+  // gradients as Winograd F(2x2, 3x3) (convolution_winograd.cpp).
+  struct Path {
+    const char* gemm;
+    const char* winograd;  // nullptr: unset, the measured choice
+  };
   for (const char* direct_filter_gradient : {"1", "0"})
-  for (const char* gemm : {"0", "all"}) {
+  for (const Path path : {Path{"0", nullptr}, Path{"all", nullptr}, Path{"0", "accel"}}) {
+    const char* gemm = path.gemm;
     ::setenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT", direct_filter_gradient, 1);
     ::setenv("ACCEL_CPU_CONV_GEMM", gemm, 1);
+    if (path.winograd != nullptr) ::setenv("ACCEL_CPU_WINOGRAD", path.winograd, 1);
+    else ::unsetenv("ACCEL_CPU_WINOGRAD");
     for (const auto& c : cases) {
       const auto& a = c.attributes;
       const int64_t oh = out_size(c.h, c.r, a.stride_h, a.dilation_h, a.pad_top, a.pad_bottom);
@@ -131,7 +140,8 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
                   }
               }
       SCOPED_TRACE(::testing::Message() << "direct filter gradient " << direct_filter_gradient << ", GEMM "
-                                        << gemm << ", conv " << c.n
+                                        << gemm << ", Winograd " << (path.winograd ? path.winograd : "unset")
+                                        << ", conv " << c.n
                                         << "x" << c.h << "x" << c.w << "x" << c.c << " filter " << c.r << "x"
                                         << c.s << "x" << c.k);
       expect_close(y, ey, 1e-4);
@@ -143,6 +153,7 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
   }
   ::unsetenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT");
   ::unsetenv("ACCEL_CPU_CONV_GEMM");
+  ::unsetenv("ACCEL_CPU_WINOGRAD");
 }
 
 // The GEMM path's filter gradient is summed over a fixed number of chunks
