@@ -1,7 +1,9 @@
 // CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_FILTER on oneDNN
 // convolution primitives, with the epilogues of the first two; the filter
 // gradient of a convolution over one input channel runs as a direct loop
-// instead (filter_gradient.cpp).
+// instead (filter_gradient.cpp), and on CPUs without AVX-512 some shapes run
+// as Winograd F(4x4, 3x3) of accel's own (convolution_winograd.cpp) or as
+// im2col tiles on sgemm (convolution_gemm.cpp).
 //
 // Activations stay in accel's NHWC layout and oneDNN reads them in place
 // through memory descriptors (except around Winograd, below); filters (small)
@@ -14,15 +16,16 @@
 //
 // Winograd: 3x3, stride-1 convolutions with at least kWinogradChannels input
 // and output channels run oneDNN's Winograd F(4x4, 3x3) kernels
-// (jit_wino_4x3, AVX-512), which do about 2.25x fewer multiplications than a
-// direct convolution. They need oneDNN's blocked activation layout, so the
+// (jit_wino_4x3, AVX-512), which do 4x fewer multiplications than a direct
+// convolution (CPUs without AVX-512 run accel's own F(4x4, 3x3) instead,
+// convolution_winograd.cpp). They need oneDNN's blocked activation layout, so the
 // activations are reordered in and out around the primitive: measured on the
 // small ResNet's 28x28x32, 14x14x64 and 7x7x128 layers at batch 128, forward
 // and input gradient 1.5-1.9x faster than direct with the reorders, filter
 // gradient 1.2-1.5x (docs/PERFORMANCE.md). Results differ from a direct
 // convolution by rounding only (the transforms reassociate the sums; the
 // relative error stays near 1e-6 for these sizes). ACCEL_CPU_WINOGRAD=0 keeps
-// every convolution direct.
+// every convolution direct, =onednn allows oneDNN's Winograd only.
 //
 // Epilogues: CONV2D adds its bias and applies its activation inside the
 // primitive (oneDNN's bias argument and eltwise post-op), so the output is
@@ -312,13 +315,15 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     direct_filter_gradient(g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     return;
   }
-  if (gemm_convolution_chosen(op, g)) {
-    gemm_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
+  // Winograd before sgemm: on the shapes it takes it measured faster than
+  // both other paths (docs/PERFORMANCE.md).
+  if (!gemm_convolution_forced() && winograd_convolution_chosen(op, g)) {
+    winograd_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     apply_epilogue(epilogue, y);
     return;
   }
-  if (winograd_convolution_chosen(op, g)) {
-    winograd_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
+  if (gemm_convolution_chosen(op, g)) {
+    gemm_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     apply_epilogue(epilogue, y);
     return;
   }

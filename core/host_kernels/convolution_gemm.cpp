@@ -21,6 +21,7 @@
 // (kFilterGradientChunks, fewer for huge filters), each in tile order, whose
 // sums are then added in chunk order.
 #include "kernels.hpp"
+#include "onednn_support.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -78,12 +79,6 @@ GemmSetting gemm_setting() {
   if (std::strcmp(setting, "0") == 0) return GemmSetting::kNever;
   if (std::strcmp(setting, "all") == 0) return GemmSetting::kAll;
   return GemmSetting::kMeasured;
-}
-
-// Read once: the ISA cannot change while the process runs.
-bool cpu_has_avx512() {
-  static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
-  return has;
 }
 
 int64_t tap_count(const ConvGeometry& g) { return g.filter_h * g.filter_w * g.channels; }
@@ -250,10 +245,12 @@ void backward_filter(const ConvGeometry& g, const float* x, const float* dy, flo
 
 }  // namespace
 
+bool gemm_convolution_forced() { return gemm_setting() == GemmSetting::kAll; }
+
 bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& g) {
   const GemmSetting setting = gemm_setting();
   if (setting != GemmSetting::kMeasured) return setting == GemmSetting::kAll;
-  if (cpu_has_avx512()) return false;  // oneDNN's brgemm and Winograd kernels run there
+  if (onednn_has_avx512()) return false;  // oneDNN's brgemm and Winograd kernels run there
   if (g.channels < kLeastChannels || tap_count(g) * g.filters > kMostFilterElements) return false;
   if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER) return true;
   // A 1x1 forward pass or input gradient is one plain product either way:

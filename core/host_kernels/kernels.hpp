@@ -80,6 +80,8 @@ bool filter_gradient_is_direct(const ConvGeometry& geometry);
 // and that computation: CONV2D (x, filter -> y), CONV2D_BACKWARD_INPUT (dy,
 // filter -> dx) or CONV2D_BACKWARD_FILTER (x, dy -> dfilter), no epilogue.
 bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
+// Whether ACCEL_CPU_CONV_GEMM=all sends every convolution there (before Winograd too).
+bool gemm_convolution_forced();
 void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
                       float* out);
 

@@ -14,6 +14,11 @@ const dnnl::engine& onednn_engine() {
   return engine;
 }
 
+bool onednn_has_avx512() {
+  static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  return has;
+}
+
 dnnl::stream& onednn_stream() {
   thread_local dnnl::stream stream(onednn_engine());
   return stream;

@@ -1,7 +1,8 @@
 // What the host kernels' oneDNN primitives share (convolution.cpp,
 // matmul_primitive.cpp): the CPU engine, each thread's stream, primitive
 // attributes that make the caller bring the scratchpad, and each thread's
-// scratchpad and operand buffers.
+// scratchpad and operand buffers; and whether oneDNN runs AVX-512 kernels
+// here (the convolution paths of their own choose by it).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -9,6 +10,11 @@
 namespace accel::host_kernels::detail {
 
 const dnnl::engine& onednn_engine();
+
+// Whether oneDNN runs its AVX-512 kernels on this CPU (read once: the ISA
+// cannot change while the process runs). Without them it has no brgemm and
+// no Winograd convolutions (convolution_gemm.cpp, convolution_winograd.cpp).
+bool onednn_has_avx512();
 
 // The calling thread's stream on onednn_engine().
 dnnl::stream& onednn_stream();

@@ -140,12 +140,21 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
       {2, 7, 6, 3, 3, 3, 4, attrs(1, 1, 0, 0, 0, 0)},
       {1, 9, 8, 2, 3, 2, 5, attrs(2, 2, 1, 1, 0, 1)},
       {4, 28, 28, 1, 3, 3, 32, attrs(1, 1, 0, 0, 0, 0)},  // the tutorial's first layer
+      {2, 9, 10, 16, 3, 3, 24, attrs(1, 1, 1, 1, 1, 1)},  // a ResNet layer's shape, smaller
   };
-  // Both convolution paths: oneDNN's primitives, and im2col tiles on sgemm
-  // (convolution_gemm.cpp), which applies the whole epilogue after the product.
-  for (const char* gemm : {"0", "all"})
+  // The three convolution paths: oneDNN's primitives, im2col tiles on sgemm
+  // (convolution_gemm.cpp), and Winograd F(4x4, 3x3) where it applies
+  // (convolution_winograd.cpp); the last two apply the whole epilogue after
+  // the product.
+  struct Path {
+    const char* gemm;
+    const char* winograd;
+  };
+  for (const Path path : {Path{"0", "onednn"}, Path{"all", "onednn"}, Path{"0", "accel"}})
   for (const ConvCase& c : cases) {
+    const char* gemm = path.gemm;
     ::setenv("ACCEL_CPU_CONV_GEMM", gemm, 1);
+    ::setenv("ACCEL_CPU_WINOGRAD", path.winograd, 1);
     const AccelConv2dAttributes& plain = c.attributes;
     const int64_t oh = out_size(c.h, c.r, plain.stride_h, 1, plain.pad_top, plain.pad_bottom);
     const int64_t ow = out_size(c.w, c.s, plain.stride_w, 1, plain.pad_left, plain.pad_right);
@@ -154,7 +163,8 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
     Tensor dy = random_tensor(F32, y_shape, -1, 1, 9);
     const ExtraInputs forward_extra(F32, y_shape, 10), backward_extra(F32, x_shape, 12);
     for (const EpilogueCase& epilogue : kEpilogues) {
-      SCOPED_TRACE(describe(epilogue) + " conv x " + std::to_string(x.count()) + ", GEMM " + gemm);
+      SCOPED_TRACE(describe(epilogue) + " conv x " + std::to_string(x.count()) + ", GEMM " + gemm + ", Winograd " +
+                   path.winograd);
       AccelConv2dAttributes fused = plain;
       fused.epilogue_flags = epilogue.flags;
       fused.activation = epilogue.activation;
@@ -188,6 +198,7 @@ TEST(Epilogue, ConvolutionsEqualTheUnfusedOps) {
     }
   }
   ::unsetenv("ACCEL_CPU_CONV_GEMM");
+  ::unsetenv("ACCEL_CPU_WINOGRAD");
 }
 
 TEST(Epilogue, AttributesFromBeforeVersion12MeanNone) {

@@ -99,10 +99,10 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
   // gradients as Winograd F(2x2, 3x3) (convolution_winograd.cpp).
   struct Path {
     const char* gemm;
-    const char* winograd;  // nullptr: unset, the measured choice
+    const char* winograd;  // nullptr: unset
   };
   for (const char* direct_filter_gradient : {"1", "0"})
-  for (const Path path : {Path{"0", nullptr}, Path{"all", nullptr}, Path{"0", "accel"}}) {
+  for (const Path path : {Path{"0", "onednn"}, Path{"all", nullptr}, Path{"0", "accel"}}) {
     const char* gemm = path.gemm;
     ::setenv("ACCEL_CPU_DIRECT_FILTER_GRADIENT", direct_filter_gradient, 1);
     ::setenv("ACCEL_CPU_CONV_GEMM", gemm, 1);
@@ -157,10 +157,15 @@ TEST(Conv2d, ForwardAndBothGradientsMatchTheDirectSum) {
 }
 
 // The GEMM path's filter gradient is summed over a fixed number of chunks
-// whatever the thread count, and its other passes write disjoint rows: the
-// same bits on 1 and 2 threads.
-TEST(Conv2d, GemmPathGivesTheSameBitsOnAnyThreadCount) {
-  ::setenv("ACCEL_CPU_CONV_GEMM", "all", 1);
+// whatever the thread count, and its other passes write disjoint rows; the
+// Winograd path's blocks of tiles depend on the shape alone: the same bits
+// on 1 and 2 threads.
+class ConvPathBits : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ConvPathBits, AreTheSameOnAnyThreadCount) {
+  const bool winograd = std::string(GetParam()) == "winograd";
+  ::setenv("ACCEL_CPU_CONV_GEMM", winograd ? "0" : "all", 1);
+  ::setenv("ACCEL_CPU_WINOGRAD", winograd ? "accel" : "onednn", 1);
   const AccelConv2dAttributes same{sizeof(AccelConv2dAttributes), 1, 1, 1, 1, 1, 1, 1, 1, 0, {}};
   Tensor x = random_tensor(ACCEL_DTYPE_F32, {24, 12, 12, 16}, -1, 1, 4);
   Tensor f = random_tensor(ACCEL_DTYPE_F32, {3, 3, 16, 8}, -1, 1, 5);
@@ -178,12 +183,15 @@ TEST(Conv2d, GemmPathGivesTheSameBitsOnAnyThreadCount) {
   }
   host_kernels::set_max_threads(0);
   ::unsetenv("ACCEL_CPU_CONV_GEMM");
+  ::unsetenv("ACCEL_CPU_WINOGRAD");
   for (size_t pass = 0; pass < 3; ++pass) {
     const Tensor &one = results[pass], &two = results[pass + 3];
     EXPECT_EQ(std::memcmp(one.data<float>(), two.data<float>(), static_cast<size_t>(one.count()) * sizeof(float)), 0)
         << "pass " << pass;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Conv2d, ConvPathBits, ::testing::Values("gemm", "winograd"));
 
 TEST(Conv2d, InconsistentOutputShapeIsInvalidArgument) {
   Tensor x(ACCEL_DTYPE_F32, {1, 5, 5, 1}), f(ACCEL_DTYPE_F32, {3, 3, 1, 2}), y(ACCEL_DTYPE_F32, {1, 5, 5, 2});
