@@ -3,7 +3,7 @@
 // process and interleaved sample by sample: oneDNN's convolution primitives
 // (ACCEL_CPU_CONV_GEMM=0) against im2col tiles times the filter on
 // dnnl_sgemm (ACCEL_CPU_CONV_GEMM=all, convolution_gemm.cpp), against
-// Winograd F(2x2, 3x3) (ACCEL_CPU_WINOGRAD=accel, convolution_winograd.cpp;
+// Winograd F(4x4, 3x3) (ACCEL_CPU_WINOGRAD=accel, convolution_winograd.cpp;
 // 3x3 stride-1 forward passes and input gradients), and accel as shipped
 // (both variables unset: the measured choice between them). Prints
 // milliseconds per call, the ratios oneDNN / GEMM and oneDNN / Winograd

@@ -86,7 +86,7 @@ void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* fir
                       float* out);
 
 // convolution_winograd.cpp: whether `op` over `geometry` runs as Winograd
-// F(2x2, 3x3) (3x3 stride-1 forward passes and input gradients, on CPUs
+// F(4x4, 3x3) (3x3 stride-1 forward passes and input gradients, on CPUs
 // without oneDNN's Winograd kernels), and that computation: CONV2D (x,
 // filter -> y) or CONV2D_BACKWARD_INPUT (dy, filter -> dx), no epilogue.
 bool winograd_convolution_applies(AccelOp op, const ConvGeometry& geometry);
