@@ -1,6 +1,6 @@
-// CONV2D and CONV2D_BACKWARD_INPUT of 3x3, stride-1 convolutions as
-// Winograd F(4x4, 3x3), for CPUs where oneDNN has no Winograd kernels
-// (convolution.cpp asks winograd_convolution_chosen).
+// CONV2D, CONV2D_BACKWARD_INPUT and CONV2D_BACKWARD_FILTER of 3x3, stride-1
+// convolutions as Winograd F(4x4, 3x3), for CPUs where oneDNN has no
+// Winograd kernels (convolution.cpp asks winograd_convolution_chosen).
 //
 // Why: oneDNN 2.6's Winograd convolutions are AVX-512 only; without AVX-512
 // these layers run its direct AVX2 kernels, which do 9 multiplications per
@@ -18,11 +18,15 @@
 // M[e] = V[e] U[e] on dnnl_sgemm; and A^T M A writes each tile's outputs.
 // Channel counts that are not a multiple of 8 are padded with zeros. The
 // input gradient of a stride-1 convolution is the same computation over dy
-// with the filter turned by 180 degrees and its channel axes swapped.
+// with the filter turned by 180 degrees and its channel axes swapped. The
+// filter gradient is the forward pass transposed: dU[e] = sum over tiles of
+// V[e]^T (A dy A^T)[e], then dW = G^T dU G.
 //
 // Threads: an OpenMP team shares the blocks of tiles, whose bounds depend on
-// the shape alone; every output is written by one tile, so the bits are the
-// same on any thread count.
+// the shape alone; every output of the forward pass and input gradient is
+// written by one tile, and the filter gradient is summed over a number of
+// chunks of blocks that depends on the shape alone, so the bits are the same
+// on any thread count.
 #include "kernels.hpp"
 #include "onednn_support.hpp"
 #include "kernel_support.hpp"

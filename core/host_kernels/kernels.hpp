@@ -86,9 +86,10 @@ void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* fir
                       float* out);
 
 // convolution_winograd.cpp: whether `op` over `geometry` runs as Winograd
-// F(4x4, 3x3) (3x3 stride-1 forward passes and input gradients, on CPUs
-// without oneDNN's Winograd kernels), and that computation: CONV2D (x,
-// filter -> y) or CONV2D_BACKWARD_INPUT (dy, filter -> dx), no epilogue.
+// F(4x4, 3x3) (3x3 stride-1 convolutions, on CPUs without oneDNN's Winograd
+// kernels), and that computation: CONV2D (x, filter -> y),
+// CONV2D_BACKWARD_INPUT (dy, filter -> dx) or CONV2D_BACKWARD_FILTER (x, dy
+// -> dfilter), no epilogue.
 bool winograd_convolution_applies(AccelOp op, const ConvGeometry& geometry);
 bool winograd_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
 void winograd_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
