@@ -137,12 +137,24 @@ int64_t gradient_tiles_per_block(const Problem& p) {
   return std::max(tiles_per_block<Tile>(p), kLeastGradientTiles);
 }
 
+// The outputs of one tile: from (row, column) of `image`, `rows` x
+// `columns` of them (fewer than kOut at the output's far edges).
+struct TileOutputs {
+  int64_t image, row, column, rows, columns;
+};
+
+// Tiles numbered image by image, row by row.
 template <typename Tile>
 struct TileGrid {
   int64_t rows, columns;  // tiles per image
   explicit TileGrid(const Problem& p)
       : rows((p.out_h + Tile::kOut - 1) / Tile::kOut), columns((p.out_w + Tile::kOut - 1) / Tile::kOut) {}
   int64_t count(const Problem& p) const { return p.batch * rows * columns; }
+  TileOutputs outputs_of(const Problem& p, int64_t tile) const {
+    const int64_t row = Tile::kOut * ((tile / columns) % rows), column = Tile::kOut * (tile % columns);
+    return {tile / (columns * rows), row, column, std::min<int64_t>(Tile::kOut, p.out_h - row),
+            std::min<int64_t>(Tile::kOut, p.out_w - column)};
+  }
 };
 
 // U[e][c][o] for the taps tap(r, s, c, o) = filter[((r * 3 + s) * C + c) * O + o]
@@ -210,15 +222,14 @@ ACCEL_VECTOR_CLONES void transform_input(const Problem& p, const float* in, int6
   const TileGrid<Tile> grid(p);
   const int64_t stride = (last - first) * padded;  // between positions in v
   for (int64_t tile = first; tile < last; ++tile) {
-    const int64_t tw = tile % grid.columns, th = (tile / grid.columns) % grid.rows;
-    const int64_t image = tile / (grid.columns * grid.rows);
-    const int64_t top = Tile::kOut * th - p.pad_top, left = Tile::kOut * tw - p.pad_left;
+    const TileOutputs outputs = grid.outputs_of(p, tile);
+    const int64_t top = outputs.row - p.pad_top, left = outputs.column - p.pad_left;
     const float* d[n][n];
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t s = 0; s < n; ++s) {
         const int64_t row = top + r, column = left + s;
         const bool inside = row >= 0 && row < p.in_h && column >= 0 && column < p.in_w;
-        d[r][s] = inside ? in + ((image * p.in_h + row) * p.in_w + column) * padded : zeros;
+        d[r][s] = inside ? in + ((outputs.image * p.in_h + row) * p.in_w + column) * padded : zeros;
       }
     }
     float* out = v + (tile - first) * padded;
@@ -251,11 +262,9 @@ ACCEL_VECTOR_CLONES void transform_output(const Problem& p, const float* m, int6
   const TileGrid<Tile> grid(p);
   const int64_t channels = p.out_channels, stride = (last - first) * padded;
   for (int64_t tile = first; tile < last; ++tile) {
-    const int64_t tw = tile % grid.columns, th = (tile / grid.columns) % grid.rows;
-    const int64_t image = tile / (grid.columns * grid.rows);
-    const int64_t i = k * th, j = k * tw;
-    const int64_t rows = std::min<int64_t>(k, p.out_h - i), columns = std::min<int64_t>(k, p.out_w - j);
-    float* y = out + ((image * p.out_h + i) * p.out_w + j) * channels;
+    const TileOutputs outputs = grid.outputs_of(p, tile);
+    const int64_t rows = outputs.rows, columns = outputs.columns;
+    float* y = out + ((outputs.image * p.out_h + outputs.row) * p.out_w + outputs.column) * channels;
     const float* mt = m + (tile - first) * padded;
     for (int64_t o = 0; o < padded; o += kLanes) {
       Lanes values[k][k];
@@ -286,6 +295,19 @@ float* thread_buffer(int which, int64_t floats) {
 // Channels rounded up to whole chunks of kLanes.
 int64_t padded_channels(int64_t channels) { return (channels + kLanes - 1) / kLanes * kLanes; }
 
+// `in` itself when its channels fill whole chunks, else a copy in `copy`
+// with zero channels after them, `padded` per pixel (never on the small
+// ResNet's layers: 32 to 128 channels).
+const float* with_padded_channels(const Problem& p, const float* in, int64_t padded, std::vector<float>& copy) {
+  if (padded == p.in_channels) return in;
+  const int64_t pixels = p.batch * p.in_h * p.in_w;
+  copy.assign(static_cast<size_t>(pixels * padded), 0.0f);
+  for (int64_t pixel = 0; pixel < pixels; ++pixel) {
+    std::copy_n(in + pixel * p.in_channels, p.in_channels, copy.data() + pixel * padded);
+  }
+  return copy.data();
+}
+
 template <typename Tile>
 void run(const Problem& p, const float* in, const float* filter, bool turned, float* out) {
   constexpr int64_t positions = Tile::kIn * Tile::kIn;
@@ -293,17 +315,8 @@ void run(const Problem& p, const float* in, const float* filter, bool turned, fl
   const int64_t matrix = in_padded * out_padded;
   std::vector<float> u(static_cast<size_t>(positions * matrix), 0.0f);
   transform_filter<Tile>(filter, turned, p.in_channels, p.out_channels, in_padded, out_padded, u.data());
-  // Input channels that do not fill whole chunks: a copy with zero channels
-  // after them (never on the small ResNet's layers: 32 to 128 channels).
   std::vector<float> padded_input;
-  if (in_padded != p.in_channels) {
-    const int64_t pixels = p.batch * p.in_h * p.in_w;
-    padded_input.assign(static_cast<size_t>(pixels * in_padded), 0.0f);
-    for (int64_t pixel = 0; pixel < pixels; ++pixel) {
-      std::copy_n(in + pixel * p.in_channels, p.in_channels, padded_input.data() + pixel * in_padded);
-    }
-    in = padded_input.data();
-  }
+  in = with_padded_channels(p, in, in_padded, padded_input);
   const std::vector<float> zeros(static_cast<size_t>(in_padded), 0.0f);
   const int64_t tiles = TileGrid<Tile>(p).count(p), per_block = tiles_per_block<Tile>(p);
   const int64_t blocks = (tiles + per_block - 1) / per_block;
@@ -336,11 +349,9 @@ ACCEL_VECTOR_CLONES void transform_gradient(const Problem& p, const float* dy, i
   const TileGrid<Tile> grid(p);
   const int64_t channels = p.out_channels, stride = (last - first) * padded;
   for (int64_t tile = first; tile < last; ++tile) {
-    const int64_t tw = tile % grid.columns, th = (tile / grid.columns) % grid.rows;
-    const int64_t image = tile / (grid.columns * grid.rows);
-    const int64_t i = k * th, j = k * tw;
-    const int64_t rows = std::min<int64_t>(k, p.out_h - i), columns = std::min<int64_t>(k, p.out_w - j);
-    const float* y = dy + ((image * p.out_h + i) * p.out_w + j) * channels;
+    const TileOutputs outputs = grid.outputs_of(p, tile);
+    const int64_t rows = outputs.rows, columns = outputs.columns;
+    const float* y = dy + ((outputs.image * p.out_h + outputs.row) * p.out_w + outputs.column) * channels;
     float* out = dm + (tile - first) * padded;
     for (int64_t o = 0; o < padded; o += kLanes) {
       const int64_t width = std::min<int64_t>(kLanes, channels - o);
@@ -386,14 +397,7 @@ void run_filter_gradient(const Problem& p, const float* x, const float* dy, floa
   const int64_t in_padded = padded_channels(p.in_channels), out_padded = padded_channels(p.out_channels);
   const int64_t matrix = in_padded * out_padded, size = positions * matrix;
   std::vector<float> padded_input;
-  if (in_padded != p.in_channels) {
-    const int64_t pixels = p.batch * p.in_h * p.in_w;
-    padded_input.assign(static_cast<size_t>(pixels * in_padded), 0.0f);
-    for (int64_t pixel = 0; pixel < pixels; ++pixel) {
-      std::copy_n(x + pixel * p.in_channels, p.in_channels, padded_input.data() + pixel * in_padded);
-    }
-    x = padded_input.data();
-  }
+  x = with_padded_channels(p, x, in_padded, padded_input);
   const std::vector<float> zeros(static_cast<size_t>(in_padded), 0.0f);
   const int64_t tiles = TileGrid<Tile>(p).count(p), per_block = gradient_tiles_per_block<Tile>(p);
   const int64_t blocks = (tiles + per_block - 1) / per_block;
