@@ -17,9 +17,11 @@
 // tiles; dnnl_sgemm called inside the team runs on its caller's thread.
 // Every result is the same bits on any thread count: the forward pass and
 // the input gradient write disjoint rows, and the filter gradient is summed
-// over a number of chunks of tiles that depends on the shape alone
-// (kFilterGradientChunks, fewer for huge filters), each in tile order, whose
-// sums are then added in chunk order.
+// over a number of chunks of tiles that depends on the shape alone (at most
+// 16, fewer for huge filters: filter_gradient_chunks in
+// convolution_products.hpp), each in tile order, whose sums are then added in
+// chunk order.
+#include "convolution_products.hpp"
 #include "kernels.hpp"
 #include "onednn_support.hpp"
 
@@ -27,7 +29,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -44,17 +45,9 @@ constexpr int64_t kTileRows = 256;
 // never take more than this.
 constexpr int64_t kMostColumnBytes = int64_t{4} << 20;
 
-// The filter gradient's fixed partial sums (see the top of the file).
-constexpr int64_t kFilterGradientChunks = 16;
-
-// Larger filters stay on oneDNN: the partial sums would take
-// kFilterGradientChunks x 4 bytes per element.
+// Larger filters stay on oneDNN: the filter gradient's partial sums would
+// take up to 16 x 4 bytes per element (filter_gradient_chunks).
 constexpr int64_t kMostFilterElements = int64_t{1} << 18;
-
-// At most this much memory for the partial sums; larger filters (only with
-// ACCEL_CPU_CONV_GEMM=all) get fewer chunks, a number that still depends on
-// the shape alone.
-constexpr int64_t kPartialSumBytes = int64_t{64} << 20;
 
 // Fewer input channels make im2col runs too short to pay (a first layer over
 // one channel: 2.9x slower forward; its filter gradient has its own direct
@@ -151,35 +144,13 @@ void col2im_add(const ConvGeometry& g, const float* columns, int64_t first, int6
   }
 }
 
-// Whether any product of the current call failed. Set inside the OpenMP
-// regions and reported after them: an exception must not leave a region.
-class Failures {
- public:
-  void record(dnnl_status_t status) {
-    if (status != dnnl_success) failed_.store(true, std::memory_order_relaxed);
-  }
-  void throw_if_any() const {
-    if (failed_.load()) fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed in a convolution");
-  }
-
- private:
-  std::atomic<bool> failed_{false};
-};
-
-// y[m, n] = a[m, k] b[k, n] (+ y when accumulate), row-major, transposes as BLAS.
-void sgemm(Failures& failures, char transpose_a, char transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
-           int64_t lda, const float* b, int64_t ldb, bool accumulate, float* y, int64_t ldy) {
-  failures.record(
-      dnnl_sgemm(transpose_a, transpose_b, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, y, ldy));
-}
-
 // Output pixels per tile for g: kTileRows, or fewer under kMostColumnBytes.
 int64_t tile_rows_of(const ConvGeometry& g) {
   return std::clamp(kMostColumnBytes / (tap_count(g) * static_cast<int64_t>(sizeof(float))), int64_t{1}, kTileRows);
 }
 
 // y = im2col(x) . filter, tile by tile.
-void forward(const ConvGeometry& g, const float* x, const float* filter, float* y, Failures& failures) {
+void forward(const ConvGeometry& g, const float* x, const float* filter, float* y, SgemmFailures& failures) {
   const int64_t pixels = g.batch * g.out_h * g.out_w, taps = tap_count(g), rows = tile_rows_of(g);
   const int64_t tiles = (pixels + rows - 1) / rows;
 #pragma omp parallel for schedule(static)
@@ -193,7 +164,7 @@ void forward(const ConvGeometry& g, const float* x, const float* filter, float* 
 }
 
 // dx = col2im(dy . filter^T), image by image (an image's windows overlap).
-void backward_input(const ConvGeometry& g, const float* dy, const float* filter, float* dx, Failures& failures) {
+void backward_input(const ConvGeometry& g, const float* dy, const float* filter, float* dx, SgemmFailures& failures) {
   const int64_t per_image = g.out_h * g.out_w, image_size = g.height * g.width * g.channels, taps = tap_count(g);
   const int64_t rows = tile_rows_of(g);
 #pragma omp parallel for schedule(static)
@@ -210,11 +181,10 @@ void backward_input(const ConvGeometry& g, const float* dy, const float* filter,
 }
 
 // dfilter = im2col(x)^T . dy, summed over fixed chunks of tiles.
-void backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dfilter, Failures& failures) {
+void backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dfilter, SgemmFailures& failures) {
   const int64_t pixels = g.batch * g.out_h * g.out_w, taps = tap_count(g), rows = tile_rows_of(g);
   const int64_t tiles = (pixels + rows - 1) / rows, size = taps * g.filters;
-  const int64_t chunks = std::clamp(kPartialSumBytes / (size * static_cast<int64_t>(sizeof(float))), int64_t{1},
-                                    std::min(kFilterGradientChunks, tiles));
+  const int64_t chunks = filter_gradient_chunks(size, tiles);
   thread_local std::vector<float> partial_sums;  // chunks 1..: the calling thread's, kept
   if (static_cast<int64_t>(partial_sums.size()) < (chunks - 1) * size) {
     partial_sums.resize(static_cast<size_t>((chunks - 1) * size));
@@ -231,16 +201,7 @@ void backward_filter(const ConvGeometry& g, const float* x, const float* dy, flo
             tile != chunk * tiles / chunks, sum, g.filters);
     }
   }
-  constexpr int64_t kBlock = 4096;
-#pragma omp parallel for schedule(static)
-  for (int64_t begin = 0; begin < size; begin += kBlock) {
-    const int64_t end = std::min(size, begin + kBlock);
-    for (int64_t chunk = 1; chunk < chunks; ++chunk) {
-      const float* __restrict source = partials + (chunk - 1) * size;
-      float* __restrict target = dfilter;
-      for (int64_t i = begin; i < end; ++i) target[i] += source[i];
-    }
-  }
+  add_chunk_sums(dfilter, partials, chunks - 1, size);
 }
 
 }  // namespace
@@ -263,13 +224,13 @@ bool gemm_convolution_chosen(AccelOp op, const ConvGeometry& g) {
 
 void gemm_convolution(AccelOp op, const ConvGeometry& g, const float* first, const float* second, float* out) {
   limit_openmp_threads_on_this_thread();
-  Failures failures;
+  SgemmFailures failures;
   switch (op) {
     case ACCEL_OP_CONV2D: forward(g, first, second, out, failures); break;
     case ACCEL_OP_CONV2D_BACKWARD_INPUT: backward_input(g, first, second, out, failures); break;
     default: backward_filter(g, first, second, out, failures); break;
   }
-  failures.throw_if_any();
+  failures.throw_if_any("a convolution");
 }
 
 }  // namespace accel::host_kernels::detail

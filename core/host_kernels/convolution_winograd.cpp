@@ -27,6 +27,7 @@
 // written by one tile, and the filter gradient is summed over a number of
 // chunks of blocks that depends on the shape alone, so the bits are the same
 // on any thread count.
+#include "convolution_products.hpp"
 #include "kernels.hpp"
 #include "onednn_support.hpp"
 #include "kernel_support.hpp"
@@ -35,7 +36,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -320,7 +320,7 @@ void run(const Problem& p, const float* in, const float* filter, bool turned, fl
   const std::vector<float> zeros(static_cast<size_t>(in_padded), 0.0f);
   const int64_t tiles = TileGrid<Tile>(p).count(p), per_block = tiles_per_block<Tile>(p);
   const int64_t blocks = (tiles + per_block - 1) / per_block;
-  std::atomic<bool> failed{false};
+  SgemmFailures failures;
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t first = b * per_block, last = std::min(tiles, first + per_block), count = last - first;
@@ -328,14 +328,12 @@ void run(const Problem& p, const float* in, const float* filter, bool turned, fl
     float* m = thread_buffer(1, positions * per_block * out_padded);
     transform_input<Tile>(p, in, in_padded, zeros.data(), first, last, v);
     for (int64_t e = 0; e < positions; ++e) {
-      const dnnl_status_t status =
-          dnnl_sgemm('N', 'N', count, out_padded, in_padded, 1.0f, v + e * count * in_padded, in_padded,
-                     u.data() + e * matrix, out_padded, 0.0f, m + e * count * out_padded, out_padded);
-      if (status != dnnl_success) failed.store(true, std::memory_order_relaxed);
+      sgemm(failures, 'N', 'N', count, out_padded, in_padded, v + e * count * in_padded, in_padded,
+            u.data() + e * matrix, out_padded, false, m + e * count * out_padded, out_padded);
     }
     transform_output<Tile>(p, m, out_padded, first, last, out);
   }
-  if (failed.load()) fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed in a Winograd convolution");
+  failures.throw_if_any("a Winograd convolution");
 }
 
 // dM[e][tile - first][o] = (A dy A^T)[e] for the tiles [first, last): the
@@ -383,12 +381,9 @@ ACCEL_VECTOR_CLONES void transform_gradient(const Problem& p, const float* dy, i
 
 // The filter gradient of the forward problem p (x -> dy): dU[e] = sum over
 // tiles of V[e]^T dM[e], then dW = G^T dU G. The tiles' blocks are summed in
-// a number of chunks that depends on the shape alone (at most
-// kGradientChunks, fewer when their partial sums would pass
-// kPartialSumBytes), each in block order; the chunks' sums are added in
-// chunk order: the same bits on any thread count.
-constexpr int64_t kGradientChunks = 16;
-constexpr int64_t kPartialSumBytes = int64_t{64} << 20;
+// a number of chunks that depends on the shape alone
+// (filter_gradient_chunks), each in block order; the chunks' sums are added
+// in chunk order: the same bits on any thread count.
 
 template <typename Tile>
 void run_filter_gradient(const Problem& p, const float* x, const float* dy, float* gradient) {
@@ -401,10 +396,9 @@ void run_filter_gradient(const Problem& p, const float* x, const float* dy, floa
   const std::vector<float> zeros(static_cast<size_t>(in_padded), 0.0f);
   const int64_t tiles = TileGrid<Tile>(p).count(p), per_block = gradient_tiles_per_block<Tile>(p);
   const int64_t blocks = (tiles + per_block - 1) / per_block;
-  const int64_t chunks = std::clamp(kPartialSumBytes / (size * static_cast<int64_t>(sizeof(float))), int64_t{1},
-                                    std::min(kGradientChunks, blocks));
+  const int64_t chunks = filter_gradient_chunks(size, blocks);
   std::vector<float> sums(static_cast<size_t>(chunks * size));
-  std::atomic<bool> failed{false};
+  SgemmFailures failures;
 #pragma omp parallel for schedule(static)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     float* sum = sums.data() + chunk * size;
@@ -416,25 +410,13 @@ void run_filter_gradient(const Problem& p, const float* x, const float* dy, floa
       transform_input<Tile>(p, x, in_padded, zeros.data(), first, last, v);
       transform_gradient<Tile>(p, dy, out_padded, first, last, dm);
       for (int64_t e = 0; e < positions; ++e) {
-        const dnnl_status_t status =
-            dnnl_sgemm('T', 'N', in_padded, out_padded, count, 1.0f, v + e * count * in_padded, in_padded,
-                       dm + e * count * out_padded, out_padded, b == first_block ? 0.0f : 1.0f, sum + e * matrix,
-                       out_padded);
-        if (status != dnnl_success) failed.store(true, std::memory_order_relaxed);
+        sgemm(failures, 'T', 'N', in_padded, out_padded, count, v + e * count * in_padded, in_padded,
+              dm + e * count * out_padded, out_padded, b != first_block, sum + e * matrix, out_padded);
       }
     }
   }
-  if (failed.load()) fail(ACCEL_STATUS_INTERNAL, "dnnl_sgemm failed in a Winograd filter gradient");
-  constexpr int64_t kBlock = 4096;
-#pragma omp parallel for schedule(static)
-  for (int64_t begin = 0; begin < size; begin += kBlock) {
-    const int64_t end = std::min(size, begin + kBlock);
-    for (int64_t chunk = 1; chunk < chunks; ++chunk) {
-      const float* __restrict source = sums.data() + chunk * size;
-      float* __restrict target = sums.data();
-      for (int64_t i = begin; i < end; ++i) target[i] += source[i];
-    }
-  }
+  failures.throw_if_any("a Winograd filter gradient");
+  add_chunk_sums(sums.data(), sums.data() + size, chunks - 1, size);
   // dW[r][s][c][o] = (G^T dU[c][o] G)[r][s].
   const float* du = sums.data();
   for (int64_t c = 0; c < p.in_channels; ++c) {
@@ -470,15 +452,16 @@ WinogradSetting winograd_setting() {
   return WinogradSetting::kMeasured;
 }
 
-}  // namespace
-
-bool winograd_convolution_applies(AccelOp, const ConvGeometry& g) {
+// Every pass of a 3x3, stride-1, undilated convolution.
+bool winograd_convolution_applies(const ConvGeometry& g) {
   return g.filter_h == 3 && g.filter_w == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
          g.dilation_w == 1;
 }
 
-bool winograd_convolution_chosen(AccelOp op, const ConvGeometry& g) {
-  if (!winograd_convolution_applies(op, g)) return false;
+}  // namespace
+
+bool winograd_convolution_chosen(AccelOp, const ConvGeometry& g) {
+  if (!winograd_convolution_applies(g)) return false;
   const WinogradSetting setting = winograd_setting();
   if (setting != WinogradSetting::kMeasured) return setting == WinogradSetting::kAlways;
   if (onednn_has_avx512()) return false;  // oneDNN's own Winograd kernels run there

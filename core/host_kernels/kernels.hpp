@@ -90,7 +90,6 @@ void gemm_convolution(AccelOp op, const ConvGeometry& geometry, const float* fir
 // kernels), and that computation: CONV2D (x, filter -> y),
 // CONV2D_BACKWARD_INPUT (dy, filter -> dx) or CONV2D_BACKWARD_FILTER (x, dy
 // -> dfilter), no epilogue.
-bool winograd_convolution_applies(AccelOp op, const ConvGeometry& geometry);
 bool winograd_convolution_chosen(AccelOp op, const ConvGeometry& geometry);
 void winograd_convolution(AccelOp op, const ConvGeometry& geometry, const float* first, const float* second,
                           float* out);

@@ -13,9 +13,11 @@
 namespace accel::cuda {
 namespace {
 
-cudnnConvolutionFwdAlgoPerf_t record(cudnnConvolutionFwdAlgo_t algorithm, cudnnMathType_t math,
-                                     size_t memory = 0, cudnnStatus_t status = CUDNN_STATUS_SUCCESS) {
-  cudnnConvolutionFwdAlgoPerf_t perf{};
+// A perf record as cuDNN returns them, of the type that goes with `algorithm`.
+template <typename Perf = cudnnConvolutionFwdAlgoPerf_t, typename Algorithm>
+Perf record(Algorithm algorithm, cudnnMathType_t math, size_t memory = 0,
+            cudnnStatus_t status = CUDNN_STATUS_SUCCESS) {
+  Perf perf{};
   perf.algo = algorithm;
   perf.status = status;
   perf.mathType = math;
@@ -115,14 +117,8 @@ TEST(ConvAlgorithmChoice, ATimedSearchForExactFloat32KeepsTheAlgorithmsThatSumPr
 }
 
 TEST(ConvAlgorithmChoice, OtherPerfRecordTypesWork) {
-  cudnnConvolutionBwdFilterAlgoPerf_t filter{};
-  filter.algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
-  filter.status = CUDNN_STATUS_SUCCESS;
-  filter.mathType = CUDNN_FMA_MATH;
-  cudnnConvolutionBwdDataAlgoPerf_t data{};
-  data.algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-  data.status = CUDNN_STATUS_SUCCESS;
-  data.mathType = CUDNN_DEFAULT_MATH;
+  const auto filter = record<cudnnConvolutionBwdFilterAlgoPerf_t>(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_FMA_MATH);
+  const auto data = record<cudnnConvolutionBwdDataAlgoPerf_t>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_DEFAULT_MATH);
   EXPECT_EQ(algorithms_of(candidates_to_try(&filter, 1, AlgorithmSource::kTimedSearch, false, 0)),
             (std::vector<int>{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}));
   EXPECT_EQ(algorithms_of(candidates_to_try(&data, 1, AlgorithmSource::kHeuristics, true, 0)),

@@ -144,7 +144,6 @@ void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const Conv
   std::vector<AlgorithmCandidate> candidates;
   if (device.cudnn_autotune && !capturing) {
     candidates = timed_candidates<Perf, Algorithm>(device, algorithm_count, search, get_workspace);
-    check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, wanted), "cudnnSetConvolutionMathType");
   }
   const bool timed = !candidates.empty();
   if (!timed) {
