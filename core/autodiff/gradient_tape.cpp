@@ -1,5 +1,7 @@
 #include <accel/autodiff/gradient_tape.hpp>
 
+#include <accel/autodiff/variable_autocast.hpp>
+
 #include <accel/autodiff/gradient_registry.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
@@ -121,9 +123,11 @@ class GradientTape::Recorder final : public detail::OpObserver,
     if (is_floating(tensor.dtype())) tracked_ids_.insert(tensor.id());
   }
 
-  // Variable::value() would announce a read (and so re-enter this tape).
+  // Variable::value() would announce a read (and so re-enter this tape); the
+  // stored tensor, not a cast copy a layer's autocast scope would give.
   static Tensor variable_tensor(const Variable& variable) {
     autodiff::detail::RecordingSuspension no_announcement_needed;
+    const VariableAutocastScope as_stored(std::nullopt);
     return variable.value();
   }
 
@@ -192,8 +196,9 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target,
   std::vector<Tensor> source_tensors;
   source_tensors.reserve(sources.size());
   {
-    // Naming a variable as a source is not a read of it.
+    // Naming a variable as a source is not a read of it, and its source is the stored tensor.
     autodiff::detail::RecordingSuspension not_a_read;
+    const VariableAutocastScope as_stored(std::nullopt);
     for (const Variable& variable : sources) {
       if (!variable.defined()) throw InvalidArgumentError("GradientTape::gradient: undefined Variable");
       source_tensors.push_back(variable.value());

@@ -1,5 +1,6 @@
 #include <accel/autodiff/variable.hpp>
 
+#include <accel/autodiff/variable_autocast.hpp>
 #include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/placement.hpp>
 
@@ -89,11 +90,16 @@ const Variable::State& Variable::state() const {
 Tensor Variable::value() const {
   const State& variable = state();
   if (variable.trainable) autodiff::detail::announce_variable_read(*this);
+  Tensor stored;
   if (variable.aggregates_on_read()) {
     autodiff::detail::RecordingSuspension not_recorded;
-    return variable.aggregate();
+    stored = variable.aggregate();
+  } else {
+    stored = variable.local_tensor();
   }
-  return variable.local_tensor();
+  const std::optional<DType> autocast = VariableAutocastScope::current();
+  if (autocast && is_floating(stored.dtype()) && stored.dtype() != *autocast) return ops::cast(stored, *autocast);
+  return stored;
 }
 
 size_t Variable::replica_count() const { return std::max<size_t>(1, state().replica_copies.size()); }

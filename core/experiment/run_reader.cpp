@@ -571,6 +571,7 @@ class RunReader {
       fail_at(fields.at("validation_split").where, "'training.validation_split' is 1 or more", "a fraction below 1");
     }
     if (fields.contains("seed")) training.seed = fields.at("seed").as_int();
+    training.mixed_precision = fields.at("mixed_precision").as_text();
     const std::string& jit_compile = fields.at("jit_compile").as_text();
     training.jit_compile = jit_compile == "true"    ? JitCompile::kOn
                            : jit_compile == "false" ? JitCompile::kOff

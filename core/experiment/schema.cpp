@@ -147,7 +147,10 @@ std::vector<Field> common_layer_arguments() {
                    "[conv1, shortcut]"),
           optional("input_shape", shape(), "from the data",
                    "model.layers only: shape of one example, without the batch axis (first layer only).", "[28, 28, 1]"),
-          optional("dtype", choice({"float32"}), "float32", "Compute and weight type (accel's layers compute in float32).",
+          optional("dtype", choice({"float32", "bfloat16", "float16", "mixed_bfloat16", "mixed_float16"}),
+                   "training.mixed_precision",
+                   "The layer's dtype policy (Keras's dtype argument): compute and weight dtypes; the mixed_ ones "
+                   "compute in 16 bits on float32 weights. float32 keeps a mixed model's last layer in float32.",
                    "float32"),
           optional("trainable", boolean(), "true", "Whether training updates the weights.", "false")};
 }
@@ -575,6 +578,13 @@ std::vector<Field> run_fields() {
        optional("callbacks", list(callback_spec()), "[]", "Keras callbacks.", "[{early_stopping: {patience: 2}}]"),
        optional("seed", integer(0, 4294967295.0), "none", "Seeds weights, shuffling and dropout for repeatable runs.",
                 "42"),
+       optional("mixed_precision", choice({"float32", "mixed_bfloat16", "mixed_float16", "bfloat16", "float16"}),
+                "float32",
+                "Keras's global dtype policy (keras.mixed_precision.set_global_policy) for every layer without a "
+                "dtype of its own: mixed_bfloat16 (TPUs) and mixed_float16 (GPUs; the optimizer then scales the "
+                "loss, as Keras's LossScaleOptimizer) compute in 16 bits and keep float32 weights; losses and "
+                "normalization statistics stay float32.",
+                "mixed_bfloat16"),
        optional("jit_compile", choice({"true", "false", "auto"}), "auto",
                 "Keras's jit_compile. true: fit, evaluate and predict run as traced, fused graphs "
                 "(docs/compiled-steps.md); false: eagerly, op by op (for debugging). auto: compiled on the emulated "

@@ -39,6 +39,7 @@ void check_input_shape(const Tensor& value, const KerasTensor& input, const std:
 
 Model::Model(KerasTensors inputs, KerasTensors outputs, std::string name)
     : Layer("Functional", name.empty() ? unique_layer_name("model") : std::move(name)) {
+  set_autocast(false);  // Keras's Functional leaves its inputs as given; each layer casts for itself
   init_graph_network(std::move(inputs), std::move(outputs));
 }
 

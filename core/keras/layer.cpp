@@ -2,8 +2,10 @@
 // the symbolic calls that record Nodes, and the weights' bookkeeping.
 #include <accel/keras/layer.hpp>
 
+#include <accel/autodiff/variable_autocast.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/ops.hpp>
 
 namespace accel::keras {
 namespace {
@@ -13,6 +15,12 @@ LayerShape shape_of(const Tensor& tensor) { return LayerShape(tensor.shape().dim
 LayerShape with_unknown_batch(LayerShape shape) {
   if (!shape.empty()) shape[0] = kUnknownDim;
   return shape;
+}
+
+// Inside a call, float weights read in the compute dtype (or as stored when
+// the layer does not autocast), whatever scope an enclosing layer opened.
+std::optional<DType> weight_read_dtype(const Layer& layer) {
+  return layer.autocast() ? std::optional<DType>(layer.compute_dtype()) : std::nullopt;
 }
 
 }  // namespace
@@ -29,14 +37,33 @@ std::string format_layer_shape(const LayerShape& shape) {
 
 Layer::Layer(std::string class_name, std::string name)
     : class_name_(std::move(class_name)),
-      name_(name.empty() ? unique_layer_name(to_snake_case(class_name_)) : std::move(name)) {}
+      name_(name.empty() ? unique_layer_name(to_snake_case(class_name_)) : std::move(name)),
+      dtype_policy_(mixed_precision::global_policy()) {}
+
+void Layer::set_dtype_policy(const DTypePolicy& policy) {
+  if (!weights_.empty() && !(policy == dtype_policy_)) {
+    throw FailedPreconditionError("layer '" + name_ + "' has made its weights under dtype policy '" +
+                                  dtype_policy_.name() + "'; its policy ('" + policy.name() +
+                                  "' asked) can only be set before it is built");
+  }
+  dtype_policy_ = policy;
+}
+
+Tensor Layer::autocast_input(const Tensor& inputs) const {
+  if (!autocast_ || !inputs.defined() || !is_floating(inputs.dtype()) || inputs.dtype() == compute_dtype()) {
+    return inputs;
+  }
+  return ops::cast(inputs, compute_dtype());
+}
+
 
 Tensor Layer::operator()(const Tensor& inputs, bool training) {
   if (takes_list_input()) {
     throw InvalidArgumentError(class_name_ + " layer '" + name_ + "' must be called on a list of inputs");
   }
   if (!built_) build(shape_of(inputs));
-  return call(inputs, training);
+  VariableAutocastScope weights_in_compute_dtype(weight_read_dtype(*this));
+  return call(autocast_input(inputs), training);
 }
 
 Tensor Layer::operator()(const std::vector<Tensor>& inputs, bool training) {
@@ -54,7 +81,11 @@ std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& inputs, bool 
     for (const Tensor& input : inputs) shapes.push_back(shape_of(input));
     build_for_list(shapes);
   }
-  return call_list(inputs, training);
+  std::vector<Tensor> cast_inputs;
+  cast_inputs.reserve(inputs.size());
+  for (const Tensor& input : inputs) cast_inputs.push_back(autocast_input(input));
+  VariableAutocastScope weights_in_compute_dtype(weight_read_dtype(*this));
+  return call_list(cast_inputs, training);
 }
 
 Tensor Layer::call(const Tensor&, bool) {
@@ -137,7 +168,7 @@ std::vector<LayerShape> Layer::compute_output_shapes(const std::vector<LayerShap
 }
 
 std::vector<DType> Layer::compute_output_dtypes(const std::vector<DType>&) const {
-  return std::vector<DType>(built_ ? output_shapes_.size() : 1, DType::kFloat32);
+  return std::vector<DType>(built_ ? output_shapes_.size() : 1, compute_dtype());
 }
 
 void Layer::build(const LayerShape& input_shape) {
@@ -183,7 +214,11 @@ const std::vector<LayerShape>& Layer::output_shapes() const {
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                            bool trainable, VariableSynchronization synchronization,
                            VariableAggregation aggregation) {
-  Variable weight(initializer(shape), name_ + "/" + name, trainable, synchronization, aggregation);
+  Tensor initial_value = initializer(shape);
+  if (is_floating(initial_value.dtype()) && initial_value.dtype() != variable_dtype()) {
+    initial_value = ops::cast(initial_value, variable_dtype());
+  }
+  Variable weight(initial_value, name_ + "/" + name, trainable, synchronization, aggregation);
   weights_.push_back(weight);
   return weight;
 }

@@ -43,6 +43,10 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   std::shared_ptr<Loss> resolved_loss =
       std::holds_alternative<std::string>(loss) ? get_loss(std::get<std::string>(loss)) : std::get<std::shared_ptr<Loss>>(loss);
   if (!resolved_optimizer) throw InvalidArgumentError("compile: the optimizer is null");
+  if (options.auto_scale_loss && dtype_policy().name() == "mixed_float16" &&
+      dynamic_cast<const LossScaleOptimizer*>(resolved_optimizer.get()) == nullptr) {
+    resolved_optimizer = std::make_shared<LossScaleOptimizer>(std::move(resolved_optimizer));
+  }
   if (!resolved_loss) throw InvalidArgumentError("compile: the loss is null");
   for (const MetricArgument& metric : metrics) {
     if (const auto* name = std::get_if<std::string>(&metric)) {
@@ -165,7 +169,8 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
     loss = (*loss_)(y, y_pred);
     // Listed after the call: the first call is what builds the weights.
     weights = trainable_weights();
-    gradients = tape.gradient(loss, weights);
+    // Scaled up under a LossScaleOptimizer (mixed_float16); the metrics see the loss itself.
+    gradients = tape.gradient(optimizer_->scale_loss(loss), weights);
   }
   std::vector<std::pair<Tensor, Variable>> gradients_and_variables;
   gradients_and_variables.reserve(weights.size());

@@ -44,6 +44,10 @@ namespace keras = accel::keras;
 #include <accel/keras/saving/keras_file.hpp>
 
 // end doc
+// doc:mixed_precision
+#include <accel/keras/mixed_precision.hpp>
+
+// end doc
 #include <accel/accel.hpp>
 #include <accel/data/dataset.hpp>
 #include <accel/keras/backend.hpp>
@@ -180,7 +184,29 @@ void adamw_example(keras::Model& model) {
   // end doc
 }
 
+void mixed_precision_example(const Tensor& x, const Tensor& y) {
+  // doc:mixed_precision
+  keras::mixed_precision::set_global_policy("mixed_bfloat16");  // TPUs; "mixed_float16" on GPUs
+  auto head = std::make_shared<keras::Dense>(10);
+  head->set_dtype_policy(keras::DTypePolicy("float32"));          // Keras's dtype="float32"
+  keras::Sequential model({std::make_shared<keras::Conv2D>(32, 3, keras::Conv2DOptions{.activation = "relu"}),
+                           std::make_shared<keras::MaxPooling2D>(), std::make_shared<keras::Flatten>(), head});
+  model.compile("sgd", "sparse_categorical_crossentropy");       // mixed_float16 adds a LossScaleOptimizer
+  model.fit(x, y, {.epochs = 1, .verbose = 0});
+  // The convolution computes in bfloat16 on float32 weights; the head gives float32 logits.
+  keras::mixed_precision::set_global_policy("float32");
+  // end doc
+  EXPECT_EQ(model.layers()[1]->compute_dtype(), accel::DType::kBFloat16);
+  EXPECT_EQ(model.weights().front().dtype(), accel::DType::kFloat32);
+  EXPECT_EQ(model(x).dtype(), accel::DType::kFloat32);
+}
+
 Tensor random_images(int64_t count) { return accel::ops::random_uniform(Shape{count, 28, 28, 1}, 7); }
+
+TEST(KerasDocExamples, MixedPrecisionTrainsInBfloat16OnFloat32Weights) {
+  keras::clear_session();
+  mixed_precision_example(random_images(8), Tensor::from_vector<int32_t>({0, 1, 2, 3, 4, 5, 6, 7}, Shape{8}));
+}
 
 TEST(KerasDocExamples, SequentialBuildsSummarizesAndDifferentiates) {
   keras::clear_session();

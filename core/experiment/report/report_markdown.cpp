@@ -114,8 +114,9 @@ std::string run_details(const RunResult& run) {
     return text + benchmark_details(run) + "\n";
   }
   if (run.distribution) text += distribution_details(*run.distribution, run);
-  text += fmt::format("- batch {}, {} steps per epoch, {} of {} epochs, {} steps run\n", run.batch_size, run.steps_per_epoch,
-                      run.epochs.size(), run.epochs_planned, run.steps.size());
+  text += fmt::format("- batch {}, {} steps per epoch, {} of {} epochs, {} steps run{}\n", run.batch_size, run.steps_per_epoch,
+                      run.epochs.size(), run.epochs_planned, run.steps.size(),
+                      run.dtype_policy.empty() ? "" : ", dtype policy " + run.dtype_policy);
   text += fmt::format("- measured wall: whole run {}, fit {}, evaluate {} ({} examples)\n", format_seconds(run.total_wall_seconds),
                       format_seconds(run.fit_wall_seconds), format_seconds(run.evaluation_wall_seconds), run.evaluation_examples);
   text += compiled_step_line(run);

@@ -231,6 +231,7 @@ ordered_json run_json(const RunResult& run) {
       {"reason", run.reason},
       {"notes", run.notes},
       {"batch_size", run.batch_size},
+      {"dtype_policy", run.dtype_policy},
       {"steps_per_epoch", run.steps_per_epoch},
       {"epochs_planned", run.epochs_planned},
       {"total_wall_seconds", run.total_wall_seconds},
@@ -301,6 +302,7 @@ RunResult run_from_json(const json& entry) {
   run.reason = entry.value("reason", "");
   run.notes = entry.value("notes", std::vector<std::string>{});
   run.batch_size = entry.value("batch_size", int64_t{0});
+  run.dtype_policy = entry.value("dtype_policy", std::string());
   run.steps_per_epoch = entry.value("steps_per_epoch", int64_t{0});
   run.epochs_planned = entry.value("epochs_planned", 0);
   run.total_wall_seconds = number(entry, "total_wall_seconds");

@@ -220,6 +220,8 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
 std::shared_ptr<keras::Layer> make_layer(const KerasObject& config) {
   std::shared_ptr<keras::Layer> layer = make_layer_of_kind(config);
   if (!bool_or(config, "trainable", true)) layer->set_trainable(false);
+  // Before the layer is built: its weights are made in the policy's variable dtype.
+  if (set_argument(config, "dtype") != nullptr) layer->set_dtype_policy(keras::DTypePolicy(text_or(config, "dtype", "float32")));
   return layer;
 }
 

@@ -21,6 +21,7 @@
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/keras/mixed_precision.hpp>
 #include <accel/placement.hpp>
 #include <accel/runtime.hpp>
 
@@ -148,9 +149,12 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   std::optional<DeviceScope> on_device;
   if (!strategy) on_device.emplace(device);
   std::shared_ptr<keras::Model> model;
+  result.dtype_policy = training.mixed_precision;
   {
     std::optional<distribute::StrategyScope> in_scope;
     if (strategy) in_scope.emplace(*strategy);
+    // Keras's set_global_policy for this run's layers (and compile's loss scaling) only.
+    const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(training.mixed_precision));
     model = make_model(*run.model, input_shape);
     // A strategy run passes jit_compile too: the model compiles what it can
     // of a strategy's step by itself, and the results say what that was

@@ -6,6 +6,7 @@
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/keras/mixed_precision.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
 #include <accel/profiler.hpp>
@@ -144,6 +145,7 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
       on_tpu.emplace(device);
     }
     keras::set_random_seed(static_cast<uint64_t>(run.training->seed.value_or(42)));
+    const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(run.training->mixed_precision));
     model = make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
     model->compile(make_optimizer(run.training->optimizer), make_loss(run.training->loss), {},
                    keras::CompileOptions{.jit_compile = true});

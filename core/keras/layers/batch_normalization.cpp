@@ -1,5 +1,6 @@
 #include <accel/keras/layers/batch_normalization.hpp>
 
+#include <accel/autodiff/variable_autocast.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
@@ -40,18 +41,28 @@ void BatchNormalization::build_weights(const LayerShape& input_shape) {
                                 /*trainable=*/false, VariableSynchronization::kOnRead, VariableAggregation::kMean);
 }
 
+namespace {
+
+// `tensor` in `dtype` (a cast only when it differs).
+Tensor in_dtype(const Tensor& tensor, DType dtype) {
+  return tensor.dtype() == dtype ? tensor : ops::cast(tensor, dtype);
+}
+
+}  // namespace
+
 Tensor BatchNormalization::normalize(const Tensor& inputs, const Tensor& mean, const Tensor& variance) const {
   Tensor inv = ops::rsqrt(ops::add(variance, ops::fill({}, options_.epsilon, inputs.dtype())));
-  if (options_.scale) inv = ops::mul(inv, gamma_.value().reshape(broadcast_shape_));
+  if (options_.scale) inv = ops::mul(inv, in_dtype(gamma_.value(), inputs.dtype()).reshape(broadcast_shape_));
   const Tensor mean_times_inv = ops::mul(mean, inv);
-  const Tensor shift = options_.center ? ops::sub(beta_.value().reshape(broadcast_shape_), mean_times_inv)
-                                       : ops::neg(mean_times_inv);
+  const Tensor shift = options_.center
+                           ? ops::sub(in_dtype(beta_.value(), inputs.dtype()).reshape(broadcast_shape_), mean_times_inv)
+                           : ops::neg(mean_times_inv);
   return ops::add(ops::mul(inputs, inv), shift);
 }
 
 void BatchNormalization::update_moving_statistic(Variable& moving, const Tensor& batch_statistic) {
   const Tensor decay = ops::fill({}, 1.0 - options_.momentum, moving.dtype());
-  const Tensor batch = batch_statistic.reshape(moving.shape());
+  const Tensor batch = in_dtype(batch_statistic, moving.dtype()).reshape(moving.shape());
   moving.assign_sub(ops::mul(ops::sub(moving.value(), batch), decay));
 }
 
@@ -66,24 +77,31 @@ Tensor BatchNormalization::moving_variance_sample(const Tensor& inputs, const Te
   return ops::mul(variance, ops::fill({}, bessel, variance.dtype()));
 }
 
-Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
-  if (inputs.shape().rank() != broadcast_shape_.rank()) {
+Tensor BatchNormalization::call(const Tensor& cast_inputs, bool training) {
+  if (cast_inputs.shape().rank() != broadcast_shape_.rank()) {
     throw InvalidArgumentError("BatchNormalization '" + name() + "' was built for inputs of rank " +
-                               std::to_string(broadcast_shape_.rank()) + ", got " + inputs.shape().to_string());
+                               std::to_string(broadcast_shape_.rank()) + ", got " + cast_inputs.shape().to_string());
   }
+  // As Keras 3: the statistics overflow in 16 bits, so the layer computes in
+  // float32 (its inputs arrive autocast to the compute dtype, then go up to
+  // float32), reads its weights as stored, and casts its outputs back.
+  const VariableAutocastScope weights_as_stored(std::nullopt);
+  const DType dtype = is_floating(cast_inputs.dtype()) ? DType::kFloat32 : cast_inputs.dtype();
+  const Tensor inputs = in_dtype(cast_inputs, dtype);
   if (!(training && trainable())) {
-    return normalize(inputs, moving_mean_.value().reshape(broadcast_shape_),
-                     moving_variance_.value().reshape(broadcast_shape_));
+    return in_dtype(normalize(inputs, in_dtype(moving_mean_.value(), dtype).reshape(broadcast_shape_),
+                              in_dtype(moving_variance_.value(), dtype).reshape(broadcast_shape_)),
+                    compute_dtype());
   }
   // One fused op where the features are last and the device has it, else the
   // primitive ops; the tape differentiates through the batch statistics either way.
   const int64_t features = broadcast_shape_[feature_axis_];
-  const Tensor scale = options_.scale ? gamma_.value() : ops::ones(Shape{features}, inputs.dtype());
-  const Tensor offset = options_.center ? beta_.value() : ops::zeros(Shape{features}, inputs.dtype());
+  const Tensor scale = options_.scale ? in_dtype(gamma_.value(), dtype) : ops::ones(Shape{features}, dtype);
+  const Tensor offset = options_.center ? in_dtype(beta_.value(), dtype) : ops::zeros(Shape{features}, dtype);
   const ops::BatchNormResult result = ops::batch_norm(inputs, scale, offset, options_.epsilon, feature_axis_);
   update_moving_statistic(moving_mean_, result.mean);
   update_moving_statistic(moving_variance_, moving_variance_sample(inputs, result.variance));
-  return result.y;
+  return in_dtype(result.y, compute_dtype());
 }
 
 }  // namespace accel::keras

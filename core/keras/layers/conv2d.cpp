@@ -55,8 +55,12 @@ void Conv2D::build_weights(const LayerShape& input_shape) {
 Tensor Conv2D::call(const Tensor& inputs, bool) {
   const ops::Conv2DOptions convolution{
       .strides = options_.strides, .padding = padding_, .dilations = options_.dilation_rate};
+  // The bias is read (under a mixed policy: cast) before the convolution, so
+  // that a compiled step can fuse the add into its epilogue, whose extra
+  // inputs must exist before the op they follow.
+  const Tensor bias = options_.use_bias ? bias_.value() : Tensor();
   Tensor outputs = grouped_convolution::conv2d(inputs, kernel_.value(), options_.groups, convolution);
-  if (options_.use_bias) outputs = ops::add(outputs, bias_.value());  // broadcasts over the channel axis
+  if (options_.use_bias) outputs = ops::add(outputs, bias);  // broadcasts over the channel axis
   return activation_(outputs);
 }
 

@@ -73,8 +73,9 @@ Tensor Conv2DTranspose::call(const Tensor& inputs, bool) {
                            filters_};
   const ops::Conv2DOptions convolution{
       .strides = options_.strides, .padding = padding_, .dilations = options_.dilation_rate};
+  const Tensor bias = options_.use_bias ? bias_.value() : Tensor();  // first: see Conv2D::call
   Tensor outputs = ops::conv2d_backward_input(inputs, kernel_.value(), output_shape, convolution);
-  if (options_.use_bias) outputs = ops::add(outputs, bias_.value());  // broadcasts over the channel axis
+  if (options_.use_bias) outputs = ops::add(outputs, bias);  // broadcasts over the channel axis
   return activation_(outputs);
 }
 

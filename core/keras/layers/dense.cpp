@@ -29,8 +29,9 @@ void Dense::build_weights(const LayerShape& input_shape) {
 }
 
 Tensor Dense::call(const Tensor& inputs, bool) {
+  const Tensor bias = options_.use_bias ? bias_.value() : Tensor();  // first: see Conv2D::call
   Tensor outputs = ops::matmul(inputs, kernel_.value());
-  if (options_.use_bias) outputs = ops::add(outputs, bias_.value());
+  if (options_.use_bias) outputs = ops::add(outputs, bias);
   return activation_(outputs);
 }
 

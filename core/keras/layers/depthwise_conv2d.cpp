@@ -47,8 +47,9 @@ void DepthwiseConv2D::build_weights(const LayerShape& input_shape) {
 Tensor DepthwiseConv2D::call(const Tensor& inputs, bool) {
   const ops::Conv2DOptions convolution{
       .strides = options_.strides, .padding = padding_, .dilations = options_.dilation_rate};
+  const Tensor bias = options_.use_bias ? bias_.value() : Tensor();  // first: see Conv2D::call
   Tensor outputs = grouped_convolution::depthwise_conv2d(inputs, depthwise_kernel_.value(), convolution);
-  if (options_.use_bias) outputs = ops::add(outputs, bias_.value());  // broadcasts over the channel axis
+  if (options_.use_bias) outputs = ops::add(outputs, bias);  // broadcasts over the channel axis
   return activation_(outputs);
 }
 

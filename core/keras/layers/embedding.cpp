@@ -7,6 +7,7 @@ namespace accel::keras {
 
 Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)
     : Layer("Embedding", options.name), input_dim_(input_dim), output_dim_(output_dim), options_(std::move(options)) {
+  set_autocast(false);  // Keras 3: gathers from the stored table, then casts the rows
   if (input_dim_ <= 0 || output_dim_ <= 0) {
     throw InvalidArgumentError("Embedding '" + name() + "': input_dim and output_dim must be positive, got " +
                                std::to_string(input_dim_) + " and " + std::to_string(output_dim_));
@@ -26,7 +27,8 @@ void Embedding::build_weights(const LayerShape&) {
 Tensor Embedding::call(const Tensor& inputs, bool) {
   const bool integer_ids = inputs.dtype() == DType::kInt32 || inputs.dtype() == DType::kInt64;
   const Tensor ids = integer_ids ? inputs : ops::cast(inputs, DType::kInt32);
-  return ops::gather(embeddings_.value(), ids, /*axis=*/0);
+  const Tensor rows = ops::gather(embeddings_.value(), ids, /*axis=*/0);
+  return rows.dtype() == compute_dtype() ? rows : ops::cast(rows, compute_dtype());
 }
 
 }  // namespace accel::keras

@@ -12,6 +12,7 @@ namespace accel::keras {
 
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer("LayerNormalization", options.name), options_(std::move(options)) {
+  set_autocast(false);  // Keras 3: computes in float32 from the inputs as given
   if (options_.axis.empty()) {
     throw InvalidArgumentError("LayerNormalization '" + name() + "': axis must name at least one axis");
   }
@@ -57,28 +58,36 @@ void LayerNormalization::build_weights(const LayerShape& input_shape) {
   if (options_.center) beta_ = add_weight("beta", parameter_shape, *options_.beta_initializer);
 }
 
-Tensor LayerNormalization::call(const Tensor& inputs, bool) {
-  if (inputs.shape().rank() != broadcast_shape_.rank()) {
+Tensor LayerNormalization::call(const Tensor& given_inputs, bool) {
+  if (given_inputs.shape().rank() != broadcast_shape_.rank()) {
     throw InvalidArgumentError("LayerNormalization '" + name() + "' was built for inputs of rank " +
-                               std::to_string(broadcast_shape_.rank()) + ", got " + inputs.shape().to_string());
+                               std::to_string(broadcast_shape_.rank()) + ", got " + given_inputs.shape().to_string());
   }
   for (const int32_t axis : axes_) {
-    if (inputs.shape()[axis] != broadcast_shape_[axis]) {
+    if (given_inputs.shape()[axis] != broadcast_shape_[axis]) {
       throw InvalidArgumentError("LayerNormalization '" + name() + "': axis " + std::to_string(axis) +
                                  " was built with size " + std::to_string(broadcast_shape_[axis]) + ", got input " +
-                                 inputs.shape().to_string());
+                                 given_inputs.shape().to_string());
     }
   }
+  // As Keras 3: computed in float32 at least (inputs are not autocast: a
+  // float32 input is not rounded first), the output cast to the compute dtype.
+  const DType dtype = is_floating(given_inputs.dtype()) ? DType::kFloat32 : given_inputs.dtype();
+  const Tensor inputs = given_inputs.dtype() == dtype ? given_inputs : ops::cast(given_inputs, dtype);
+  auto parameter = [&](const Variable& weight) {
+    const Tensor value = weight.value().reshape(broadcast_shape_);
+    return value.dtype() == dtype ? value : ops::cast(value, dtype);
+  };
   // The biased variance, as tf.nn.moments; arranged as tf.nn.batch_normalization
   // (x * inv + (beta - mean * inv), inv = gamma / sqrt(variance + epsilon)).
   const Tensor mean = ops::reduce_mean(inputs, axes_, /*keep_dims=*/true);
   const Tensor variance = ops::reduce_mean(ops::square(ops::sub(inputs, mean)), axes_, /*keep_dims=*/true);
   Tensor inv = ops::rsqrt(ops::add(variance, ops::fill({}, options_.epsilon, inputs.dtype())));
-  if (options_.scale) inv = ops::mul(inv, gamma_.value().reshape(broadcast_shape_));
+  if (options_.scale) inv = ops::mul(inv, parameter(gamma_));
   const Tensor mean_times_inv = ops::mul(mean, inv);
-  const Tensor shift = options_.center ? ops::sub(beta_.value().reshape(broadcast_shape_), mean_times_inv)
-                                       : ops::neg(mean_times_inv);
-  return ops::add(ops::mul(inputs, inv), shift);
+  const Tensor shift = options_.center ? ops::sub(parameter(beta_), mean_times_inv) : ops::neg(mean_times_inv);
+  const Tensor outputs = ops::add(ops::mul(inputs, inv), shift);
+  return outputs.dtype() == compute_dtype() ? outputs : ops::cast(outputs, compute_dtype());
 }
 
 }  // namespace accel::keras

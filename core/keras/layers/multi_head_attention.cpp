@@ -23,7 +23,8 @@ std::string format_shapes(const std::vector<LayerShape>& shapes) {
 bool compatible(int64_t a, int64_t b) { return a == kUnknownDim || b == kUnknownDim || a == b; }
 
 // Keras's _large_compatible_negative for float32: what a masked logit gets added.
-constexpr double kMaskedLogit = -1e9;
+// Keras's _large_negative_number: -1e9, or -3e4 where float16 would overflow.
+double masked_logit(DType dtype) { return dtype == DType::kFloat16 ? -3e4 : -1e9; }
 
 }  // namespace
 
@@ -108,7 +109,7 @@ std::vector<LayerShape> MultiHeadAttention::compute_output_shapes(const std::vec
 }
 
 std::vector<DType> MultiHeadAttention::compute_output_dtypes(const std::vector<DType>&) const {
-  return std::vector<DType>(list_call_settings_.return_attention_scores ? 2 : 1, DType::kFloat32);
+  return std::vector<DType>(list_call_settings_.return_attention_scores ? 2 : 1, compute_dtype());
 }
 
 MultiHeadAttention::Projection MultiHeadAttention::add_projection(const std::string& prefix, const Shape& kernel_shape,
@@ -168,7 +169,7 @@ Tensor MultiHeadAttention::attention_mask_for(const Tensor& attention_mask, bool
     const Tensor allowed = attention_mask.dtype() == DType::kBool
                                ? attention_mask
                                : ops::not_equal(attention_mask, ops::zeros({}, attention_mask.dtype()));
-    mask = ops::cast(allowed, DType::kFloat32);
+    mask = ops::cast(allowed, compute_dtype());
   }
   if (use_causal_mask) {
     // Keras's _compute_causal_mask: row index >= column index.
@@ -177,7 +178,8 @@ Tensor MultiHeadAttention::attention_mask_for(const Tensor& attention_mask, bool
     for (int64_t t = 0; t < target; ++t) {
       for (int64_t s = 0; s < source; ++s) lower[static_cast<size_t>(t * source + s)] = s <= t ? 1.0f : 0.0f;
     }
-    const Tensor causal = Tensor::from_vector<float>(lower, Shape{1, target, source});
+    Tensor causal = Tensor::from_vector<float>(lower, Shape{1, target, source});
+    if (compute_dtype() != DType::kFloat32) causal = ops::cast(causal, compute_dtype());
     mask = mask.defined() ? ops::mul(mask, causal) : causal;
   }
   if (!mask.defined()) return mask;
@@ -204,9 +206,11 @@ AttentionOutputs MultiHeadAttention::attend(const Tensor& query, const Tensor& v
   if (mask.defined()) {
     // Keras's Softmax with a mask: logits + (1 - mask) * -1e9.
     const Tensor masked = ops::sub(ops::ones({}, logits.dtype()), mask);
-    logits = ops::add(logits, ops::mul(masked, ops::fill({}, kMaskedLogit, logits.dtype())));
+    logits = ops::add(logits, ops::mul(masked, ops::fill({}, masked_logit(logits.dtype()), logits.dtype())));
   }
   const Tensor scores = ops::softmax(logits);
+  // The scores' dropout computes under this layer's policy (Keras makes it with dtype=self.dtype_policy).
+  if (dropout_ && !dropout_->built()) dropout_->set_dtype_policy(dtype_policy());
   const Tensor dropped = dropout_ ? (*dropout_)(scores, training) : scores;
 
   // (batch, heads, T, value_dim) -> (batch, T, heads * value_dim) @ (heads * value_dim, d_out).

@@ -26,11 +26,18 @@ void squeeze_trailing_unit_axis(Tensor& y_true, Tensor& y_pred) {
   }
 }
 
+// Keras 3 computes losses in float32 (the loss's dtype, floatx) whatever the
+// model's policy: 16-bit predictions and labels are cast up first.
+Tensor in_float32(const Tensor& tensor) {
+  const DType dtype = tensor.dtype();
+  return dtype == DType::kBFloat16 || dtype == DType::kFloat16 ? ops::cast(tensor, DType::kFloat32) : tensor;
+}
+
 }  // namespace
 
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred) const {
-  Tensor labels = y_true;
-  Tensor predictions = y_pred;
+  Tensor labels = in_float32(y_true);
+  Tensor predictions = in_float32(y_pred);
   // The sparse losses take labels of one axis less by design.
   if (!sparse_labels()) squeeze_trailing_unit_axis(labels, predictions);
   const Tensor losses = call(labels, predictions);

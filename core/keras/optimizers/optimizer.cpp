@@ -69,6 +69,10 @@ Optimizer::Optimizer(std::string name, LearningRate learning_rate, GradientClipp
 
 int64_t Optimizer::iterations() const { return iterations_.value().item<int64_t>(); }
 
+void Optimizer::set_iterations(int64_t count) {
+  iterations_.assign(Tensor::scalar<int64_t>(count, iterations_.device()));
+}
+
 double Optimizer::learning_rate() const { return learning_rate_.at(iterations()); }
 
 std::vector<Variable> Optimizer::variables() const {

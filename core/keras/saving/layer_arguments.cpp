@@ -6,6 +6,24 @@
 
 namespace accel::keras::saving {
 
+std::optional<DTypePolicy> read_dtype_policy(const nlohmann::json& dtype) {
+  if (dtype.is_null()) return std::nullopt;
+  const bool policy_object = dtype.is_object() && dtype.value("class_name", nlohmann::json()) == "DTypePolicy";
+  const nlohmann::json name =
+      policy_object ? dtype.value("config", nlohmann::json::object()).value("name", nlohmann::json()) : dtype;
+  if (!name.is_string()) {
+    throw InvalidArgumentError("dtype " + dtype.dump().substr(0, 200) +
+                               " is not a dtype policy accel has (expected a DTypePolicy object or one of the "
+                               "names float32, bfloat16, float16, mixed_bfloat16, mixed_float16; quantized "
+                               "policies and policy maps are not supported)");
+  }
+  try {
+    return DTypePolicy(name.get<std::string>());
+  } catch (const InvalidArgumentError& error) {
+    throw InvalidArgumentError(std::string("dtype: ") + error.what());
+  }
+}
+
 LayerArguments::LayerArguments(const nlohmann::json& config, std::string class_name, std::string source)
     : config_(config), class_name_(std::move(class_name)), source_(std::move(source)) {
   if (!config_.is_object()) fail("its \"config\" is not an object");
@@ -13,13 +31,11 @@ LayerArguments::LayerArguments(const nlohmann::json& config, std::string class_n
     layer_name_ = name->get<std::string>();
   }
   ignore("trainable");  // read by the model reader, which sets it after construction
-  // Keras 3's dtype policy ({"class_name": "DTypePolicy", "config": {"name": "float32"}}) or a name.
-  if (const nlohmann::json* dtype = take("dtype"); dtype != nullptr && !dtype->is_null()) {
-    const nlohmann::json name =
-        dtype->is_object() ? dtype->value("config", nlohmann::json::object()).value("name", nlohmann::json()) : *dtype;
-    if (!name.is_string() || name.get<std::string>() != "float32") {
-      fail("dtype " + dtype->dump() + " is not supported (accel's layers compute in float32; expected the "
-           "\"float32\" policy)");
+  if (const nlohmann::json* dtype = take("dtype"); dtype != nullptr) {
+    try {
+      dtype_policy_ = read_dtype_policy(*dtype);
+    } catch (const InvalidArgumentError& error) {
+      fail(error.what());
     }
   }
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <accel/keras/initializers.hpp>
+#include <accel/keras/mixed_precision.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,10 @@
 
 namespace accel::keras::saving {
 
+// A config's "dtype": a Keras 3 DTypePolicy object or a policy name; null
+// gives nullopt (the global policy). Anything else is InvalidArgumentError.
+std::optional<DTypePolicy> read_dtype_policy(const nlohmann::json& dtype);
+
 class LayerArguments {
  public:
   // `config` is the layer's "config" object; `source` the file.
@@ -24,6 +29,9 @@ class LayerArguments {
 
   const std::string& layer_name() const noexcept { return layer_name_; }
   const std::string& class_name() const noexcept { return class_name_; }
+  // The layer's "dtype" (a DTypePolicy object or a policy name); unset when
+  // the config leaves it out or null, where the layer takes the global policy.
+  const std::optional<DTypePolicy>& dtype_policy() const noexcept { return dtype_policy_; }
 
   // The argument's value, or `fallback` when the config leaves it out.
   int64_t integer(const std::string& key, int64_t fallback);
@@ -63,6 +71,7 @@ class LayerArguments {
   std::string class_name_;
   std::string source_;
   std::string layer_name_;
+  std::optional<DTypePolicy> dtype_policy_;
   std::set<std::string> taken_;
 };
 

@@ -19,7 +19,7 @@ namespace {
 using nlohmann::json;
 
 json base_config(const Layer& layer) {
-  return {{"name", layer.name()}, {"trainable", layer.trainable()}, {"dtype", float32_dtype_policy()}};
+  return {{"name", layer.name()}, {"trainable", layer.trainable()}, {"dtype", dtype_policy_json(layer.dtype_policy())}};
 }
 
 json seed_json(const std::optional<uint64_t>& seed) { return seed ? json(*seed) : json(nullptr); }
@@ -300,8 +300,8 @@ const std::map<std::string, LayerCodec>& codecs() {
 
 }  // namespace
 
-json float32_dtype_policy() {
-  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}},
+json dtype_policy_json(const DTypePolicy& policy) {
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", policy.name()}}},
           {"registered_name", nullptr}};
 }
 
@@ -340,6 +340,7 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const js
   std::shared_ptr<Layer> layer = codec->second.from_config(arguments);
   arguments.finish();
   if (config.contains("trainable") && config["trainable"].is_boolean()) layer->set_trainable(config["trainable"]);
+  if (const std::optional<DTypePolicy>& policy = arguments.dtype_policy()) layer->set_dtype_policy(*policy);
   return layer;
 }
 

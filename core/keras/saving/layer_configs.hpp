@@ -24,9 +24,10 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nl
 // "Activation, Add, ...": the classes of the table, for messages and docs.
 std::string supported_layer_classes();
 
-// Pieces every Keras 3 config writes: the float32 DTypePolicy object, and a
-// shape with null for the axes of any size ([null, 28, 28, 1]).
-nlohmann::json float32_dtype_policy();
+// Pieces every Keras 3 config writes: a layer's DTypePolicy object
+// ({"module": "keras", "class_name": "DTypePolicy", "config": {"name": ...}}),
+// and a shape with null for the axes of any size ([null, 28, 28, 1]).
+nlohmann::json dtype_policy_json(const DTypePolicy& policy);
 nlohmann::json shape_json(const LayerShape& shape);
 
 }  // namespace accel::keras::saving

@@ -7,6 +7,7 @@
 #include <accel/keras/input_layer.hpp>
 #include <accel/keras/sequential.hpp>
 
+#include "layer_arguments.hpp"
 #include "layer_configs.hpp"
 
 #include <map>
@@ -66,7 +67,7 @@ json sequential_config(const Sequential& model) {
           {"config",
            {{"name", model.name()},
             {"trainable", model.trainable()},
-            {"dtype", float32_dtype_policy()},
+            {"dtype", dtype_policy_json(model.dtype_policy())},
             {"layers", layers},
             {"build_input_shape", shape_json(input.shape())}}},
           {"registered_name", nullptr},
@@ -210,6 +211,13 @@ class ConfigReader {
       batch_shape = shape_of(config["build_input_shape"]);
     }
     auto model = std::make_unique<Sequential>(std::move(layers), config.value("name", std::string()));
+    if (config.contains("dtype")) {
+      try {
+        if (const std::optional<DTypePolicy> policy = read_dtype_policy(config["dtype"])) model->set_dtype_policy(*policy);
+      } catch (const InvalidArgumentError& error) {
+        fail("Sequential model '" + model->name() + "': " + error.what());
+      }
+    }
     if (!batch_shape) fail("Sequential model '" + model->name() + "' has no InputLayer or build_input_shape");
     model->build(*batch_shape);
     return model;

@@ -38,7 +38,7 @@ std::vector<Tensor> Model::step_results(const Tensor& x, const Tensor& y, bool t
       GradientTape tape;
       y_pred = (*this)(x, /*training=*/true);
       loss = (*loss_)(y, y_pred);
-      gradients = tape.gradient(loss, weights);
+      gradients = tape.gradient(optimizer_->scale_loss(loss), weights);
     }
     GradientsAndVariables gradients_and_variables;
     gradients_and_variables.reserve(weights.size());

@@ -131,7 +131,7 @@ std::vector<Tensor> Model::replica_forward_backward(const Tensor& x, const Tenso
   // Keras scales each replica's loss so that the summed gradients are those
   // of the mean over the replicas.
   const Tensor scaled = scale_for_replicas(loss, *distribution_);
-  std::vector<Tensor> gradients = tape.gradient(scaled, weights);
+  std::vector<Tensor> gradients = tape.gradient(optimizer_->scale_loss(scaled), weights);
   std::vector<Tensor> results{loss, y_pred};
   for (size_t index = 0; index < weights.size(); ++index) {
     // A compiled pass returns a tensor for every weight: a weight the loss
@@ -255,7 +255,7 @@ Logs Model::distributed_step_on_lists(const std::vector<Tensor>& x, const std::v
       predictions = call_outputs(part_x, training);
       const detail::OutputLosses losses = detail::output_losses(*loss_, part_y, predictions);
       losses_by_replica[static_cast<size_t>(replica)] = losses.each;
-      if (training) gradients = tape.gradient(scale_for_replicas(losses.total, strategy), weights);
+      if (training) gradients = tape.gradient(optimizer_->scale_loss(scale_for_replicas(losses.total, strategy)), weights);
     }
     if (!training) return;
     // Every replica hands every weight to the all-reduce: zeros where it had

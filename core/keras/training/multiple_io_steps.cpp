@@ -94,7 +94,7 @@ Logs Model::train_step_on_lists(const std::vector<Tensor>& x, const std::vector<
     losses = detail::output_losses(*loss_, y, y_pred);
     // Listed after the call, as train_step does.
     weights = trainable_weights();
-    gradients = tape.gradient(losses.total, weights);
+    gradients = tape.gradient(optimizer_->scale_loss(losses.total), weights);
   }
   std::vector<std::pair<Tensor, Variable>> gradients_and_variables;
   gradients_and_variables.reserve(weights.size());

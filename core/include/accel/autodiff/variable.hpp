@@ -39,7 +39,9 @@ class Variable {
   // Reads the variable: the current replica's copy, or outside the replicas
   // the first copy (kOnWrite) or the aggregate of the copies (kOnRead).
   // Inside a recording GradientTape that watches accessed variables, reading
-  // a trainable variable watches it.
+  // a trainable variable watches it. Inside a VariableAutocastScope a float
+  // variable reads as a cast copy in the scope's dtype (variable_autocast.hpp),
+  // which later assignments do not change.
   Tensor value() const;
 
   // Write in place through Tensor::assign: the tensor id and storage stay, so

@@ -115,6 +115,8 @@ struct TrainingConfig {
   double validation_split = 0;
   std::vector<KerasObject> callbacks;
   std::optional<std::int64_t> seed;
+  // Keras's global dtype policy for the run's model (keras::DTypePolicy names).
+  std::string mixed_precision = "float32";
   JitCompile jit_compile = JitCompile::kAuto;
 };
 

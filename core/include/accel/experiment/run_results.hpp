@@ -152,6 +152,8 @@ struct RunResult {
   std::vector<std::string> notes;  // limitations that applied ("callbacks not applied: ...")
 
   int64_t batch_size = 0;
+  // The global Keras dtype policy the model was built under (training.mixed_precision); "" for op benchmarks.
+  std::string dtype_policy;
   int64_t steps_per_epoch = 0;     // as run (the config's, or the dataset's batches)
   int epochs_planned = 0;
   double total_wall_seconds = 0;   // the whole run: data, build, fit, evaluate

@@ -9,6 +9,7 @@
 #include <accel/keras/initializers.hpp>
 #include <accel/keras/keras_tensor.hpp>
 #include <accel/keras/layer_shape.hpp>
+#include <accel/keras/mixed_precision.hpp>
 #include <accel/tensor.hpp>
 
 #include <memory>
@@ -52,6 +53,21 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool trainable() const noexcept { return trainable_; }
   void set_trainable(bool trainable) { trainable_ = trainable; }
 
+  // The layer's dtype policy (Keras's dtype_policy, mixed_precision.hpp): the
+  // global policy when the layer was made, unless set before it is built
+  // (Keras's `dtype=` argument; "float32" for the usual last layer of a
+  // mixed-precision model). Changing it once the layer has made weights is
+  // FailedPrecondition.
+  const DTypePolicy& dtype_policy() const noexcept { return dtype_policy_; }
+  void set_dtype_policy(const DTypePolicy& policy);
+  DType compute_dtype() const noexcept { return dtype_policy_.compute_dtype(); }
+  DType variable_dtype() const noexcept { return dtype_policy_.variable_dtype(); }
+  // Whether a call casts float inputs and reads float weights in the compute
+  // dtype (Keras's autocast): true but for LayerNormalization and Embedding,
+  // which read their weights as stored and cast their outputs themselves, and
+  // for models, which leave their inputs to their layers.
+  bool autocast() const noexcept { return autocast_; }
+
   // Containers (models) override these to list their layers' weights.
   virtual std::vector<Variable> weights() const;
   virtual std::vector<Variable> trainable_weights() const;
@@ -78,19 +94,24 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // list implements call_list (whose default calls call on the one input).
   virtual Tensor call(const Tensor& inputs, bool training);
   virtual std::vector<Tensor> call_list(const std::vector<Tensor>& inputs, bool training);
-  // The dtypes of the outputs of a symbolic call (float32, Keras's default policy).
+  // The dtypes of the outputs of a symbolic call: the compute dtype, one per output.
   virtual std::vector<DType> compute_output_dtypes(const std::vector<DType>& input_dtypes) const;
+  // Layers that manage their own dtypes (the normalization layers) turn autocast off.
+  void set_autocast(bool autocast) noexcept { autocast_ = autocast; }
   // For layers that build themselves other than from one input shape (a
   // Functional model at construction, a merge layer from its list).
   void mark_built(std::vector<LayerShape> output_shapes);
 
-  // A weight "<layer name>/<name>:0" initialized by `initializer`. Under a
+  // A weight "<layer name>/<name>:0" initialized by `initializer`, stored in
+  // the policy's variable dtype when it is a float weight. Under a
   // strategy, kOnRead weights (moving statistics) are updated per replica and
   // aggregated when read outside the replicas.
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true,
                       VariableSynchronization synchronization = VariableSynchronization::kOnWrite,
                       VariableAggregation aggregation = VariableAggregation::kMean);
+  // Float `inputs` cast to the compute dtype when the layer autocasts; others as they are.
+  Tensor autocast_input(const Tensor& inputs) const;
 
   // Records one symbolic call of this layer and returns its output tensors.
   std::vector<KerasTensor> record_call(std::vector<KerasTensor> inputs, bool list_input,
@@ -103,6 +124,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string name_;
   bool built_ = false;
   bool trainable_ = true;
+  DTypePolicy dtype_policy_;
+  bool autocast_ = true;
   std::vector<LayerShape> output_shapes_;
   std::vector<Variable> weights_;
   std::vector<std::weak_ptr<Node>> inbound_nodes_;

@@ -74,6 +74,9 @@ struct CompileOptions {
   // pass is compiled (replica_train_function); the cross-replica all-reduce
   // and the update, and the test and predict steps, run eagerly.
   bool jit_compile = false;
+  // Keras's auto_scale_loss: under the mixed_float16 policy the optimizer is
+  // wrapped in a LossScaleOptimizer (unless it is one), as Keras 3 does.
+  bool auto_scale_loss = true;
 };
 
 struct FitOptions {
@@ -238,7 +241,12 @@ class Model : public Layer {
 
  protected:
   // A subclassed model (it overrides call) or Sequential (its graph comes at build).
-  Model(std::string class_name, std::string name) : Layer(std::move(class_name), std::move(name)) {}
+  // A model leaves its inputs as given (Keras's Functional does not convert
+  // them; Sequential converts to its first layer's float32 variable dtype):
+  // each of its layers casts for itself.
+  Model(std::string class_name, std::string name) : Layer(std::move(class_name), std::move(name)) {
+    set_autocast(false);
+  }
   // Makes this a Functional model of that graph (Sequential's build).
   void init_graph_network(KerasTensors inputs, KerasTensors outputs);
   // Whether a call checks its inputs against the Input shapes: a Functional

@@ -4,6 +4,7 @@
 
 #include <accel/keras/optimizers/adam.hpp>
 #include <accel/keras/optimizers/adamw.hpp>
+#include <accel/keras/optimizers/loss_scale_optimizer.hpp>
 #include <accel/keras/optimizers/optimizer.hpp>
 #include <accel/keras/optimizers/rmsprop.hpp>
 #include <accel/keras/optimizers/schedules.hpp>

@@ -92,27 +92,34 @@ class Optimizer {
   // list r on replica r's device. Slots are created once, the iteration
   // counts once, and replica r's copy of each (mirrored) variable is updated
   // with list r. What CrossReplicaGradientAggregator implementations call.
-  void apply_gradients_per_replica(const std::vector<GradientsAndVariables>& per_replica);
+  virtual void apply_gradients_per_replica(const std::vector<GradientsAndVariables>& per_replica);
+
+  // The loss the training step differentiates (Keras 3's optimizer.scale_loss):
+  // the loss itself, or scaled up by a LossScaleOptimizer.
+  virtual Tensor scale_loss(const Tensor& loss) const { return loss; }
 
   // "Adam", "SGD", "RMSprop": the prefix of the slot and iteration variables.
   const std::string& name() const noexcept { return name_; }
   // Updates applied so far (the "<name>/iter:0" variable).
-  int64_t iterations() const;
+  virtual int64_t iterations() const;
+  // Sets the count (Keras's optimizer.iterations.assign), e.g. to take back
+  // an update that a loss scale skipped.
+  virtual void set_iterations(int64_t count);
   // The rate the next update uses (a schedule evaluated at iterations()).
-  double learning_rate() const;
+  virtual double learning_rate() const;
   // Replaces the rate (or schedule), as assigning optimizer.learning_rate in
   // Keras does; what LearningRateScheduler-like callbacks call.
-  void set_learning_rate(LearningRate learning_rate) { learning_rate_ = std::move(learning_rate); }
+  virtual void set_learning_rate(LearningRate learning_rate) { learning_rate_ = std::move(learning_rate); }
   const GradientClipping& clipping() const noexcept { return clipping_; }
 
   // The optimizer's state for checkpoints, in Keras's order: the iteration
   // counter, then the slots in creation order ("Adam/dense/kernel/m:0", ...).
-  std::vector<Variable> variables() const;
+  virtual std::vector<Variable> variables() const;
   // Creates the slots of `variables` now instead of on the first update (as
   // Keras's optimizer.build), so that a checkpoint can be restored into them.
   void build(const std::vector<Variable>& variables) { create_slots(variables); }
   // The slot `slot_name` of `variable`; NotFoundError when there is none.
-  const Variable& slot(const Variable& variable, const std::string& slot_name) const;
+  virtual const Variable& slot(const Variable& variable, const std::string& slot_name) const;
 
  protected:
   Optimizer(std::string name, LearningRate learning_rate, GradientClipping clipping);
