@@ -56,7 +56,6 @@ Tensor Layer::autocast_input(const Tensor& inputs) const {
   return ops::cast(inputs, compute_dtype());
 }
 
-
 Tensor Layer::operator()(const Tensor& inputs, bool training) {
   if (takes_list_input()) {
     throw InvalidArgumentError(class_name_ + " layer '" + name_ + "' must be called on a list of inputs");

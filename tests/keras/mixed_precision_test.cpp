@@ -27,6 +27,7 @@
 #include <accel/keras/model.hpp>
 #include <accel/keras/optimizers/loss_scale_optimizer.hpp>
 #include <accel/keras/optimizers/sgd.hpp>
+#include <accel/keras/saving/checkpoint.hpp>
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 #include <accel/keras/sequential.hpp>
@@ -35,6 +36,7 @@
 #include <accel/tpu_emulator.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
@@ -384,6 +386,56 @@ TEST(MixedPrecision, TheEmulatedTpuMovesAtMostSixTenthsOfTheFloat32BytesPerStep)
   RecordProperty("hbm_bytes_ratio", std::to_string(static_cast<double>(mixed_bytes) / static_cast<double>(float32_bytes)));
 }
 
+// Under the bfloat16 and float16 policies the variables themselves are
+// 16-bit: .weights.h5 files hold them as TensorFlow writes them (float16 as
+// h5py's 2-byte float, bfloat16 as Keras's 2-byte opaque type), both ways,
+// and float32 weights load into them cast, as Keras's assign casts.
+class SixteenBitWeights : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SixteenBitWeights, WeightsFilesReadAndWriteAsTensorFlowDoes) {
+  const std::string policy = GetParam();
+  auto dense_model = [&] {
+    clear_session();
+    const GlobalPolicyScope scope{DTypePolicy(policy)};
+    auto model = std::make_unique<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(2)});
+    model->build({kUnknownDim, 3});
+    return model;
+  };
+  std::unique_ptr<Sequential> model = dense_model();
+  EXPECT_EQ(model->weights()[0].dtype(), DTypePolicy(policy).variable_dtype());
+  model->load_weights(golden("mixed_precision/dense_" + policy + ".weights.h5"));
+  const auto values = saving::read_safetensors_file(golden("mixed_precision/dense_" + policy + "_values.safetensors"));
+  EXPECT_EQ(as_floats(model->weights()[0].value()), tensor_named(values, "kernel").to_vector<float>());
+  EXPECT_EQ(as_floats(model->weights()[1].value()), tensor_named(values, "bias").to_vector<float>());
+
+  TemporaryFolder folder;
+  model->save_weights(folder.file("copy.weights.h5"));
+  std::unique_ptr<Sequential> copy = dense_model();
+  copy->load_weights(folder.file("copy.weights.h5"));
+  EXPECT_EQ(as_floats(copy->weights()[0].value()), as_floats(model->weights()[0].value()));
+  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
+  if (std::filesystem::exists(python)) {
+    // h5py sees the dtype TensorFlow wrote.
+    const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 " + python + " -c \"import h5py; f = h5py.File('" +
+                                folder.file("copy.weights.h5") +
+                                "'); print(f['layers/dense/vars/0'].dtype.str)\" > " + folder.file("dtype.txt");
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    EXPECT_EQ(testing::read_text(folder.file("dtype.txt")), policy == "float16" ? "<f2\n" : "|V2\n");
+  }
+
+  // float32 weights into the 16-bit model: cast.
+  clear_session();
+  Sequential float32_model({std::make_shared<Dense>(2)});
+  float32_model.build({kUnknownDim, 3});
+  float32_model.save_weights(folder.file("float32.weights.h5"));
+  copy->load_weights(folder.file("float32.weights.h5"));
+  EXPECT_EQ(copy->weights()[0].value().dtype(), DTypePolicy(policy).variable_dtype());
+  EXPECT_EQ(as_floats(copy->weights()[0].value()),
+            as_floats(ops::cast(float32_model.weights()[0].value(), DTypePolicy(policy).variable_dtype())));
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SixteenBitWeights, ::testing::Values("bfloat16", "float16"));
+
 // Loss scaling (LossScaleOptimizer, Keras 3's dynamic scale). A small
 // mixed_float16 model whose float16 gradients underflow to zero unscaled:
 // inputs ~1e-4 and targets 0 make d(loss)/d(output) ~3e-6, and the first
@@ -499,14 +551,36 @@ TEST(LossScaling, TheScaleAdaptsAndSkipsExactlyTheNonFiniteUpdatesEagerAndCompil
   EXPECT_EQ(final_weights[0], final_weights[1]) << "compiled and eager loss scaling should agree bitwise";
 }
 
-TEST(LossScaling, ItsStateIsPartOfTheOptimizersVariables) {
-  UnderflowingModel made = underflowing_model(true, false);
-  made.model->train_step(made.x, made.y);
-  const std::vector<Variable> variables = made.model->optimizer().variables();
+// The step counter and the scale are optimizer variables: a training
+// checkpoint (ModelCheckpoint, BackupAndRestore) saves and restores them
+// with the inner optimizer's.
+TEST(LossScaling, ItsStateTravelsInTrainingCheckpoints) {
+  auto make_optimizer = [] {
+    return std::make_shared<LossScaleOptimizer>(std::make_shared<SGD>(SGDOptions{.learning_rate = 1e4, .momentum = 0.5}),
+                                                LossScaleOptimizerOptions{.initial_scale = 0x1p40});
+  };
+  UnderflowingModel made = underflowing_model(true, false, make_optimizer());
+  for (int step = 0; step < 30; ++step) made.model->train_step(made.x, made.y);
+  const auto& trained = dynamic_cast<const LossScaleOptimizer&>(made.model->optimizer());
+  ASSERT_LT(trained.dynamic_scale(), 0x1p40);  // it overflowed and halved
+  const std::vector<Variable> variables = trained.variables();
   ASSERT_GE(variables.size(), 3u);
   EXPECT_EQ(variables[0].name(), "loss_scale_optimizer/step_counter:0");
   EXPECT_EQ(variables[1].name(), "loss_scale_optimizer/dynamic_scale:0");
-  EXPECT_EQ(variables[1].value().item<float>(), 32768.0f);
+  TemporaryFolder folder;
+  saving::save_checkpoint(*made.model, folder.file("checkpoint.safetensors"), {.include_optimizer = true});
+
+  UnderflowingModel fresh = underflowing_model(true, false, make_optimizer());
+  saving::load_checkpoint(*fresh.model, folder.file("checkpoint.safetensors"), {.include_optimizer = true});
+  const auto& restored = dynamic_cast<const LossScaleOptimizer&>(fresh.model->optimizer());
+  EXPECT_EQ(restored.dynamic_scale(), trained.dynamic_scale());
+  EXPECT_EQ(restored.step_counter(), trained.step_counter());
+  EXPECT_EQ(restored.iterations(), trained.iterations());
+  // Both go on identically.
+  made.model->train_step(made.x, made.y);
+  fresh.model->train_step(fresh.x, fresh.y);
+  EXPECT_EQ(fresh.model->weights().front().value().to_vector<float>(),
+            made.model->weights().front().value().to_vector<float>());
 }
 
 // TensorFlow 2.21's mixed_bfloat16 models (golden/mixed_precision/): the
@@ -543,6 +617,38 @@ TEST_P(TensorFlowMixedModel, LoadsWithItsPoliciesAndComputesTensorFlowsOutputs) 
   }
   // A few bfloat16 steps (2^-8 relative each) of the largest output.
   EXPECT_LE(worst, 4.0 * 0x1p-8 * largest) << stem;
+
+  // Saved again, every layer's policy and every symbolic tensor's dtype are
+  // written as TensorFlow wrote them (its "shared_object_id"s are Python
+  // object ids, left out; so are the InputLayers, whose dtype is float32).
+  TemporaryFolder folder;
+  saving::save_model(*model, folder.file("copy.keras"));
+  auto layers_of = [](const std::string& path) {
+    nlohmann::json config = nlohmann::json::parse(saving::read_zip_archive(path).at("config.json"));
+    const auto without_ids = [](nlohmann::json policy) {
+      if (policy.is_object()) policy.erase("shared_object_id");
+      return policy;
+    };
+    std::map<std::string, nlohmann::json> layers;
+    for (const nlohmann::json& layer : config["config"]["layers"]) {
+      if (layer["class_name"] == "InputLayer") continue;
+      nlohmann::json dtypes = nlohmann::json::array();
+      for (const nlohmann::json& node : layer.value("inbound_nodes", nlohmann::json::array())) {
+        for (const nlohmann::json& argument : node["args"]) {
+          for (const nlohmann::json& tensor : argument.is_array() ? argument : nlohmann::json::array({argument})) {
+            dtypes.push_back(tensor["config"]["dtype"]);
+          }
+        }
+      }
+      layers[layer["config"]["name"].get<std::string>()] = {{"dtype", without_ids(layer["config"]["dtype"])},
+                                                            {"inputs", dtypes}};
+    }
+    return std::make_pair(without_ids(config["config"].value("dtype", nlohmann::json())), layers);
+  };
+  const auto [written_model_policy, written] = layers_of(folder.file("copy.keras"));
+  const auto [golden_model_policy, expected_layers] = layers_of(golden("mixed_precision/" + stem + ".keras"));
+  EXPECT_EQ(written_model_policy, golden_model_policy);
+  EXPECT_EQ(written, expected_layers);
 }
 
 std::vector<float> train_twenty_steps(Model& model) {

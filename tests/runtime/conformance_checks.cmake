@@ -82,12 +82,13 @@ elseif(CHECK STREQUAL "naive_broadcast")
   endforeach()
   # Ops the device lacks fall back to the CPU and pass.
   expect_in_output("[       OK ] ${prefix}SubBroadcast_3x1x5_1x4x1 (")
-  # The closing table: ADD ran natively (float32) and failed; SUB fell back.
+  # The closing table: ADD ran natively (float32) and failed, its 16-bit and
+  # integer cases fell back; SUB fell back in every float dtype.
   expect_in_output("Conformance of /job:localhost/replica:0/task:0/device:NAIVE_BROADCAST:0 (plugin naive_broadcast: ")
-  if(NOT output MATCHES "\n  AddV2 \\(ADD\\) +f32 +i32 +AddBroadcast_")
+  if(NOT output MATCHES "\n  AddV2 \\(ADD\\) +f32 +bf16 f16 i32 +AddBroadcast_")
     message(FATAL_ERROR "the table does not show Add as native and failed:\n${output}")
   endif()
-  if(NOT output MATCHES "\n  Sub +- +f32 +-\n")
+  if(NOT output MATCHES "\n  Sub +- +f32 bf16 f16 +-\n")
     message(FATAL_ERROR "the table does not show Sub as fallen back to the CPU:\n${output}")
   endif()
 else()

@@ -5,7 +5,9 @@
 // pass trivially; that is the point: a backend may start with matmul alone).
 // Every binary op runs on equal shapes (empty and rank-0 included), with
 // either side broadcast alone (a lower rank, a size-1 axis, a rank-0 operand)
-// and with both sides broadcast at once, empty results included.
+// and with both sides broadcast at once, empty results included. Every op of
+// the "float" dtype class runs again in bfloat16 and in float16
+// (has_16_bit_variant), under those dtypes' tolerances.
 //
 // The program (conformance_main.cpp) refuses to run when a plugin named on its
 // command line or in ACCEL_PLUGIN_PATH did not load, and ends with a table per
@@ -397,7 +399,7 @@ void add_binary_cases(std::vector<OpCase>& cases, const std::vector<Shape>& equa
   }
 }
 
-std::vector<OpCase> all_cases() {
+std::vector<OpCase> float32_and_integer_cases() {
   std::vector<OpCase> cases;
   const std::vector<Shape> elementwise_shapes = {shape_of({}), shape_of({0}), shape_of({1}), shape_of({7}),
                                                  shape_of({3, 5}), shape_of({2, 3, 33})};
@@ -698,6 +700,49 @@ std::vector<OpCase> all_cases() {
   return cases;
 }
 
+// The cases whose ops have bfloat16 and float16 variants (docs/op-set.md's
+// "float" dtype class): elementwise, matmul, convolution, pooling,
+// reduction, softmax, loss, batch norm and data-movement ops. Each runs
+// again with its float32 inputs in the 16-bit dtype (other inputs, such as
+// indices and labels, as they were), compared with the CPU plugin's 16-bit
+// results under that dtype's tolerance. Fusions and epilogues build programs
+// of float32 instructions, and the optimizer updates keep float32 variables
+// (Keras's mixed policies), so they have no 16-bit case here.
+bool has_16_bit_variant(const std::string& name) {
+  static const char* const kPrefixes[] = {
+      "Neg_", "Abs_", "Exp_", "Log_", "Sqrt_", "Rsqrt_", "Square_", "Relu_", "Sigmoid_", "Tanh_", "Sign_",
+      "Reciprocal_", "Erf_", "Add_", "AddBroadcast", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Equal",
+      "NotEqual", "Less", "Greater", "ReluGrad", "SigmoidGrad", "TanhGrad", "Select", "MatMul_", "BatchMatMul",
+      "Conv2D_", "Conv2DBackpropInput_", "Conv2DBackpropFilter_", "MaxPool_", "AvgPool_", "MaxPoolGrad_",
+      "AvgPoolGrad_", "Sum_", "Mean_", "MaxMin_", "ArgMax_", "Softmax_", "SparseSoftmaxCrossEntropy", "BatchNorm_",
+      "BatchNormGrad_", "Transpose", "CopyBroadcastTo", "Slice", "Concat", "Pad", "Gather"};
+  for (const char* prefix : kPrefixes) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<OpCase> all_cases() {
+  std::vector<OpCase> cases = float32_and_integer_cases();
+  const size_t float32_cases = cases.size();
+  for (const DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    for (size_t index = 0; index < float32_cases; ++index) {
+      if (!has_16_bit_variant(cases[index].name)) continue;
+      OpCase variant = cases[index];
+      bool any_float = false;
+      for (InputSpec& input : variant.inputs) {
+        if (input.dtype != DType::kFloat32) continue;
+        input.dtype = dtype;
+        any_float = true;
+      }
+      if (!any_float) continue;
+      variant.name += "_" + std::string(dtype_name(dtype));
+      cases.push_back(std::move(variant));
+    }
+  }
+  return cases;
+}
+
 // ------------------------------------------------------------------ runner
 
 struct Param {
@@ -802,7 +847,11 @@ TEST_P(ConformanceTest, MatchesTheCpuPlugin) {
     std::vector<float> want = as_floats(expected[output]);
     std::vector<float> got = as_floats(actual[output]);
     std::vector<float> magnitude = bound.empty() ? std::vector<float>() : as_floats(bound[output]);
+    // The 16-bit inputs' tolerance, when any input is 16-bit (a mixed case's indices come second).
     DType dtype = op_case.inputs.empty() ? expected[output].dtype() : op_case.inputs[0].dtype;
+    for (const InputSpec& input : op_case.inputs) {
+      if (input.dtype == DType::kBFloat16 || input.dtype == DType::kFloat16) dtype = input.dtype;
+    }
     double epsilon = epsilon_for(dtype, param.bf16_matmul && op_case.tolerance == Tolerance::kAccumulation);
     int reported = 0;
     for (size_t index = 0; index < want.size() && reported < 5; ++index) {

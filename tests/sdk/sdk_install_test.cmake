@@ -54,7 +54,7 @@ set(plugin ${build}/libaccel-plugin-example.so)
 set(ENV{ACCEL_CONFORMANCE_REQUIRE_DEVICE} EXAMPLE)
 run(accel-conformance ${prefix}/bin/accel-conformance --plugin ${plugin} --gtest_filter=*EXAMPLE_0_*:ConformanceCoverage.*
     EXPECT "Conformance of /job:localhost/replica:0/task:0/device:EXAMPLE:0 \\(plugin example: ")
-if(NOT last_output MATCHES "\n  MatMul +f32 +- +-\n")
+if(NOT last_output MATCHES "\n  MatMul +f32 +bf16 f16 +-\n")
   message(FATAL_ERROR "the conformance table does not show MatMul native on EXAMPLE:0:\n${last_output}")
 endif()
 string(REGEX MATCH "Conformance of [^\n]*EXAMPLE:0[^\n]*\n([^\n]*\n)*  [0-9]+ ops ran natively[^\n]*" table "${last_output}")

@@ -37,6 +37,17 @@ whose compile wraps the optimizer in a LossScaleOptimizer):
                             float32_losses: the same model, weights and batches under
                             the float32 policy, to show that the policy changed them
     M_P.config.json         the .keras's config.json, pretty-printed
+
+And the 16-bit weight files of the bfloat16 and float16 policies (variables in
+16 bits), for accel's .weights.h5 reader and writer:
+
+    dense_P.weights.h5      Sequential([Input((3,)), Dense(2)]) under P = bfloat16 or
+                            float16, model.save_weights (h5py writes float16 as a 2-byte
+                            IEEE float, Keras's bfloat16 as a 2-byte opaque type)
+    dense_P_values.safetensors  kernel [3, 2] and bias [2]: the variables' values as
+                            float32 (exact)
+
+`--weights-only` remakes just these (the other files hold a save date).
 """
 import json
 import os
@@ -116,9 +127,26 @@ def train(model, pixels, labels):
     return np.array(losses, np.float32), np.array(accuracies, np.float32)
 
 
+def write_sixteen_bit_weights():
+    for policy in ("bfloat16", "float16"):
+        keras.backend.clear_session()
+        keras.mixed_precision.set_global_policy(policy)
+        keras.utils.set_random_seed(SEED)
+        model = keras.Sequential([keras.Input((3,)), layers.Dense(2, bias_initializer="random_uniform")])
+        model.save_weights(out_path(f"dense_{policy}.weights.h5"))
+        kernel, bias = (np.asarray(tf.cast(v.value, tf.float32)) for v in model.layers[0].weights)
+        safetensors_numpy.write_file(out_path(f"dense_{policy}_values.safetensors"), {"kernel": kernel, "bias": bias},
+                                     dict(versions(), policy=policy, what="the Dense layer's variables as float32"))
+        print(f"dense_{policy}: variables {[v.dtype for v in model.layers[0].weights]}")
+    keras.mixed_precision.set_global_policy("float32")
+
+
 def main():
     tf.config.experimental.enable_op_determinism()
     os.makedirs(OUT_DIR, exist_ok=True)
+    write_sixteen_bit_weights()
+    if "--weights-only" in sys.argv[1:]:
+        return
     batches, _ = safetensors_numpy.read_file(BATCHES)
     pixels, labels = batches["train_pixels"], batches["train_labels"]
     _, _, test_x, _ = load_fashion_mnist(DATA_DIR)

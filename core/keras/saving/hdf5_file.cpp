@@ -57,6 +57,8 @@ class Handle {
   Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
+  Handle& operator=(Handle&&) = delete;
   ~Handle() {
     if (id_ >= 0) closer_(id_);
   }
@@ -75,23 +77,27 @@ class Handle {
 // HDF5 wants "/" for the root and absolute paths.
 std::string absolute(const std::string& path) { return path.empty() || path[0] != '/' ? "/" + path : path; }
 
-hid_t file_type_of(DType dtype) {
+// The HDF5 type a tensor of `dtype` is stored in, and read into (the same
+// type both ways: the bytes are copied as they are). float16 is h5py's
+// (an IEEE binary16 made from the float32 type); bfloat16 is an untagged
+// 2-byte opaque type, as Keras 3 writes ml_dtypes' bfloat16 through h5py.
+// Invalid (-1) for a dtype HDF5 files do not hold here (bool).
+Handle stored_type(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return H5T_IEEE_F32LE;
-    case DType::kInt32: return H5T_STD_I32LE;
-    case DType::kInt64: return H5T_STD_I64LE;
-    case DType::kUInt8: return H5T_STD_U8LE;
-    default: return -1;
-  }
-}
-
-hid_t memory_type_of(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return H5T_NATIVE_FLOAT;
-    case DType::kInt32: return H5T_NATIVE_INT32;
-    case DType::kInt64: return H5T_NATIVE_INT64;
-    case DType::kUInt8: return H5T_NATIVE_UINT8;
-    default: return -1;
+    case DType::kFloat32: return Handle(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+    case DType::kInt32: return Handle(H5Tcopy(H5T_STD_I32LE), H5Tclose);
+    case DType::kInt64: return Handle(H5Tcopy(H5T_STD_I64LE), H5Tclose);
+    case DType::kUInt8: return Handle(H5Tcopy(H5T_STD_U8LE), H5Tclose);
+    case DType::kFloat16: {
+      Handle type(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+      if (H5Tset_fields(type.get(), 15, 10, 5, 0, 10) < 0 || H5Tset_size(type.get(), 2) < 0 ||
+          H5Tset_ebias(type.get(), 15) < 0) {
+        return Handle(-1, H5Tclose);
+      }
+      return type;
+    }
+    case DType::kBFloat16: return Handle(H5Tcreate(H5T_OPAQUE, 2), H5Tclose);
+    default: return Handle(-1, H5Tclose);
   }
 }
 
@@ -99,6 +105,8 @@ std::optional<DType> dtype_of(hid_t type) {
   const H5T_class_t type_class = H5Tget_class(type);
   const size_t size = H5Tget_size(type);
   if (type_class == H5T_FLOAT && size == 4) return DType::kFloat32;
+  if (type_class == H5T_FLOAT && size == 2) return DType::kFloat16;
+  if (type_class == H5T_OPAQUE && size == 2) return DType::kBFloat16;
   if (type_class == H5T_INTEGER) {
     const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
     if (is_signed && size == 4) return DType::kInt32;
@@ -117,6 +125,7 @@ std::string describe_type(hid_t type) {
     case H5T_STRING: return "string";
     case H5T_COMPOUND: return "compound";
     case H5T_ENUM: return "enum (h5py's bool?)";
+    case H5T_OPAQUE: return size + " opaque";
     default: return "HDF5 type class " + std::to_string(static_cast<int>(type_class));
   }
 }
@@ -260,7 +269,7 @@ StoredTensor Hdf5File::read_dataset(const std::string& path) const {
   const std::optional<DType> dtype = dtype_of(type.get());
   if (!dtype) {
     throw InvalidArgumentError(source_ + ": dataset '" + path + "' holds " + describe_type(type.get()) +
-                               " elements; expected float32, int32, int64 or uint8");
+                               " elements; expected float32, float16, bfloat16 (2-byte opaque), int32, int64 or uint8");
   }
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || H5Sget_simple_extent_type(space.get()) == H5S_NULL) fail(source_, path, "dataset has no simple shape:");
@@ -268,8 +277,9 @@ StoredTensor Hdf5File::read_dataset(const std::string& path) const {
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   StoredTensor tensor{path, *dtype, Shape(std::vector<int64_t>(dims.begin(), dims.end())), {}};
   tensor.bytes.resize(static_cast<size_t>(tensor.shape.element_count()) * dtype_size(*dtype));
+  const Handle memory_type = stored_type(*dtype);
   if (!tensor.bytes.empty() &&
-      H5Dread(dataset.get(), memory_type_of(*dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.bytes.data()) < 0) {
+      H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.bytes.data()) < 0) {
     fail(source_, path, "cannot read dataset");
   }
   return tensor;
@@ -299,22 +309,24 @@ void Hdf5File::set_string_attribute(const std::string& path, const std::string& 
 }
 
 void Hdf5File::write_dataset(const std::string& path, const StoredTensor& tensor) {
-  if (file_type_of(tensor.dtype) < 0) {
-    throw InvalidArgumentError(source_ + ": cannot store '" + path + "' of dtype " +
-                               std::string(dtype_name(tensor.dtype)) + " (float32, int32, int64 and uint8 only)");
-  }
   Hdf5Lock lock;
+  const Handle type = stored_type(tensor.dtype);
+  if (!type.valid()) {
+    throw InvalidArgumentError(source_ + ": cannot store '" + path + "' of dtype " +
+                               std::string(dtype_name(tensor.dtype)) +
+                               " (float32, float16, bfloat16, int32, int64 and uint8 only)");
+  }
   const std::vector<hsize_t> dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
   Handle space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                H5Sclose);
   Handle link_properties(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(link_properties.get(), 1);
-  Handle dataset(H5Dcreate2(file_, absolute(path).c_str(), file_type_of(tensor.dtype), space.get(),
+  Handle dataset(H5Dcreate2(file_, absolute(path).c_str(), type.get(), space.get(),
                             link_properties.get(), H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose);
   if (!dataset.valid()) fail(source_, path, "cannot create dataset");
   if (!tensor.bytes.empty() &&
-      H5Dwrite(dataset.get(), memory_type_of(tensor.dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.bytes.data()) < 0) {
+      H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, tensor.bytes.data()) < 0) {
     fail(source_, path, "cannot write dataset");
   }
 }

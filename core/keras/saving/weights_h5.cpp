@@ -3,6 +3,7 @@
 // model.layers order; nested models recursively), each variable matched to
 // its dataset path, then written or validated and assigned.
 #include <accel/error.hpp>
+#include <accel/ops.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/model.hpp>
 #include <accel/keras/saving/atomic_file.hpp>
@@ -142,7 +143,10 @@ void load_from(Model& model, const Hdf5File& file, bool skip_mismatch) {
       continue;
     }
     StoredTensor stored = file.read_dataset(path);
-    if (stored.shape != variable.shape() || stored.dtype != variable.dtype()) {
+    // Float weights load into float variables of another width, cast, as
+    // Keras's variable.assign casts (float32 weights into a "bfloat16" model).
+    const bool dtypes_fit = stored.dtype == variable.dtype() || (is_floating(stored.dtype) && is_floating(variable.dtype()));
+    if (stored.shape != variable.shape() || !dtypes_fit) {
       report.mismatched(path, stored.dtype, stored.shape, variable.dtype(), variable.shape());
     } else {
       assignments.emplace_back(std::move(stored), variable);
@@ -163,7 +167,8 @@ void load_from(Model& model, const Hdf5File& file, bool skip_mismatch) {
   }
   report.raise_or_warn(file.source(), model.name(), skip_mismatch);
   for (auto& [stored, variable] : assignments) {
-    variable.assign(Tensor::from_host(stored.bytes.data(), stored.shape, stored.dtype, variable.device()));
+    const Tensor value = Tensor::from_host(stored.bytes.data(), stored.shape, stored.dtype, variable.device());
+    variable.assign(value.dtype() == variable.dtype() ? value : ops::cast(value, variable.dtype()));
   }
 }
 

@@ -5,8 +5,10 @@
 // per shape and cached on the device: the fastest of a timed search unless the
 // setting cuda.cudnn_autotune is 0, then the first of cuDNN's heuristic
 // candidates (*_v7) that runs (conv_algorithm_choice.hpp); workspaces come
-// from the plugin allocator. fp32 only; exact fp32
-// (CUDNN_FMA_MATH) unless the device allows TF32. cuDNN is called through the
+// from the plugin allocator. float32 is exact fp32 (CUDNN_FMA_MATH) unless
+// the device allows TF32; bfloat16 and float16 tensors (the mixed precision
+// policies) run on the tensor cores with float32 accumulation (cuDNN's
+// PSEUDO_BFLOAT16 / PSEUDO_HALF configurations). cuDNN is called through the
 // table loaded on first use (math_libraries.hpp). The epilogue of CONV2D and
 // CONV2D_BACKWARD_INPUT (plugin API 1.2) runs as one kernel after cuDNN
 // (epilogue.hpp).
@@ -29,16 +31,17 @@ namespace accel::cuda {
 namespace {
 
 // The HWIO filter, transposed to KRSC, as cuDNN's NHWC filter.
-CudnnDescriptor<cudnnFilterDescriptor_t> filter_descriptor(const CudnnLibrary& dnn, int64_t out_c,
-                                                           int64_t in_c, int64_t kh, int64_t kw) {
+CudnnDescriptor<cudnnFilterDescriptor_t> filter_descriptor(const CudnnLibrary& dnn, cudnnDataType_t type,
+                                                           int64_t out_c, int64_t in_c, int64_t kh, int64_t kw) {
   const std::array<int, 4> size = cudnn_dimensions(out_c, in_c, kh, kw, "conv2d");
   return {dnn, dnn.cudnnCreateFilterDescriptor, dnn.cudnnDestroyFilterDescriptor,
           "cudnnSetFilter4dDescriptor", [&](cudnnFilterDescriptor_t descriptor) {
-            return dnn.cudnnSetFilter4dDescriptor(descriptor, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
+            return dnn.cudnnSetFilter4dDescriptor(descriptor, type, CUDNN_TENSOR_NHWC,
                                                   size[0], size[1], size[2], size[3]);
           }};
 }
 
+// Products are summed in float32 whatever the tensors' dtype.
 CudnnDescriptor<cudnnConvolutionDescriptor_t> convolution_descriptor(
     const CudnnLibrary& dnn, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w) {
   return {dnn, dnn.cudnnCreateConvolutionDescriptor, dnn.cudnnDestroyConvolutionDescriptor,
@@ -49,8 +52,9 @@ CudnnDescriptor<cudnnConvolutionDescriptor_t> convolution_descriptor(
           }};
 }
 
-// Permutes a 4-d float tensor of `shape`: out dim d is input dim perm[d].
-void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* shape, const int* perm) {
+// Permutes a 4-d tensor of `shape` and `element` bytes: out dim d is input dim perm[d].
+void permute4(AccelDevice& device, size_t element, const void* src, void* dst, const int64_t* shape,
+              const int* perm) {
   int64_t in_strides[4];
   StridedCopyPlan plan;
   plan.rank = 4;
@@ -62,7 +66,7 @@ void permute4(AccelDevice& device, const void* src, void* dst, const int64_t* sh
     plan.dst_stride[d] = out_stride;
     out_stride *= plan.shape[d];
   }
-  check_launch(launch_strided_copy(sizeof(float), src, dst, plan, device.stream), "conv2d filter transpose");
+  check_launch(launch_strided_copy(element, src, dst, plan, device.stream), "conv2d filter transpose");
 }
 
 enum class Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
@@ -76,8 +80,8 @@ constexpr int kMaxAlgorithms = 16;
 // less when the allocator cannot give that much. An empty list when the search
 // fails or nothing it timed can run here; the heuristics decide then.
 template <typename Perf, typename Algorithm, typename Search, typename GetWorkspace>
-std::vector<AlgorithmCandidate> timed_candidates(AccelDevice& device, int algorithm_count, Search search,
-                                                 GetWorkspace get_workspace) {
+std::vector<AlgorithmCandidate> timed_candidates(AccelDevice& device, bool tensor_cores, int algorithm_count,
+                                                 Search search, GetWorkspace get_workspace) {
   std::vector<uint64_t> asked;
   for (int algorithm = 0; algorithm < algorithm_count; ++algorithm) {
     size_t bytes = 0;
@@ -100,7 +104,7 @@ std::vector<AlgorithmCandidate> timed_candidates(AccelDevice& device, int algori
     (void)cudaGetLastError();  // a failed launch inside cuDNN must not fail what follows
     return {};
   }
-  return candidates_to_try(records, returned, AlgorithmSource::kTimedSearch, device.allow_tf32,
+  return candidates_to_try(records, returned, AlgorithmSource::kTimedSearch, tensor_cores,
                            static_cast<size_t>(offered));
 }
 
@@ -115,10 +119,11 @@ std::vector<AlgorithmCandidate> timed_candidates(AccelDevice& device, int algori
 // the first that runs is cached, unless it was a heuristic pick made during a
 // capture, so that the next eager call searches. Every candidate writes the
 // whole output (beta 0), so a failed one leaves nothing behind.
-// `run(algorithm, workspace, bytes)` queues the cuDNN call.
+// `run(algorithm, workspace, bytes)` queues the cuDNN call. `tensor_cores`:
+// the tensors may run on the tensor cores (TF32 allowed, or 16-bit data).
 template <typename Perf, typename Algorithm, typename Heuristics, typename Search, typename GetWorkspace,
           typename Run>
-void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& key,
+void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const ConvKey& key, bool tensor_cores,
                         cudnnConvolutionDescriptor_t conv, int algorithm_count, const char* what,
                         Heuristics heuristics, Search search, GetWorkspace get_workspace, Run run) {
   CachingAllocator& allocator = *device.allocator;
@@ -138,12 +143,12 @@ void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const Conv
       device.conv_choices.erase(key);
     }
   }
-  const cudnnMathType_t wanted = device.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  const cudnnMathType_t wanted = tensor_cores ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   check_cudnn(dnn, dnn.cudnnSetConvolutionMathType(conv, wanted), "cudnnSetConvolutionMathType");
   const bool capturing = device.recording != nullptr;
   std::vector<AlgorithmCandidate> candidates;
   if (device.cudnn_autotune && !capturing) {
-    candidates = timed_candidates<Perf, Algorithm>(device, algorithm_count, search, get_workspace);
+    candidates = timed_candidates<Perf, Algorithm>(device, tensor_cores, algorithm_count, search, get_workspace);
   }
   const bool timed = !candidates.empty();
   if (!timed) {
@@ -151,7 +156,7 @@ void run_with_algorithm(AccelDevice& device, const CudnnLibrary& dnn, const Conv
     int returned = 0;
     check_cudnn(dnn, heuristics(std::min(algorithm_count, kMaxAlgorithms), &returned, records),
                 "cuDNN algorithm heuristics");
-    candidates = candidates_to_try(records, returned, AlgorithmSource::kHeuristics, device.allow_tf32, 0);
+    candidates = candidates_to_try(records, returned, AlgorithmSource::kHeuristics, tensor_cores, 0);
   }
   cudnnStatus_t first_failure = CUDNN_STATUS_SUCCESS;
   std::string first_exhausted;  // the allocator's message when a workspace did not fit
@@ -204,10 +209,17 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   const View& x = kind == Kind::kBackwardData ? out : in0;
   const View& filter = kind == Kind::kForward ? in1 : (kind == Kind::kBackwardData ? in1 : out);
   const View& y = kind == Kind::kForward ? out : (kind == Kind::kBackwardData ? in0 : in1);
+  const AccelDType dtype = x.dtype;
   for (const View* v : {&x, &filter, &y}) {
     if (v->rank != 4) invalid("conv2d: tensors must be rank 4 (NHWC, HWIO)");
-    if (v->dtype != ACCEL_DTYPE_F32) invalid("conv2d: the cuda plugin runs float32 convolutions only");
+    if (v->dtype != ACCEL_DTYPE_F32 && v->dtype != ACCEL_DTYPE_BF16 && v->dtype != ACCEL_DTYPE_F16) {
+      invalid("conv2d: the cuda plugin runs float32, bfloat16 and float16 convolutions");
+    }
+    if (v->dtype != dtype) invalid("conv2d: input, filter and output dtypes differ");
   }
+  const size_t element = sdk::dtype_size(dtype);
+  const cudnnDataType_t data_type = cudnn_data_type(dtype);
+  const bool tensor_cores = device.allow_tf32 || dtype != ACCEL_DTYPE_F32;
   const int64_t n = x.shape[0], h = x.shape[1], w = x.shape[2], c = x.shape[3];
   const int64_t kh = filter.shape[0], kw = filter.shape[1], o = filter.shape[3];
   if (filter.shape[2] != c) invalid("conv2d: filter input channels differ from the input's");
@@ -242,13 +254,13 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   const bool symmetric = a.pad_top == a.pad_bottom && a.pad_left == a.pad_right;
   const int64_t conv_h = symmetric ? h : padded_h, conv_w = symmetric ? w : padded_w;
   const int pad_h = symmetric ? a.pad_top : 0, pad_w = symmetric ? a.pad_left : 0;
-  const uint64_t conv_x_bytes = static_cast<uint64_t>(n * conv_h * conv_w * c) * sizeof(float);
+  const uint64_t conv_x_bytes = static_cast<uint64_t>(n * conv_h * conv_w * c) * element;
 
   // Filter in KRSC (OHWI) order.
   Scratch krsc(allocator, filter.bytes());
   if (kind != Kind::kBackwardFilter) {
     const int hwio_to_ohwi[4] = {3, 0, 1, 2};
-    permute4(device, filter.data, krsc.get(), filter.shape, hwio_to_ohwi);
+    permute4(device, element, filter.data, krsc.get(), filter.shape, hwio_to_ohwi);
   }
   // The (possibly explicitly padded) input / input gradient.
   Scratch padded(allocator, symmetric ? 0 : conv_x_bytes);
@@ -256,24 +268,24 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
   if (!symmetric && kind != Kind::kBackwardData) {
     const int64_t before[4] = {0, a.pad_top, a.pad_left, 0};
     const int64_t padded_shape[4] = {n, conv_h, conv_w, c};
-    check_launch(launch_pad(sizeof(float), x.data, conv_x, 4, x.shape, padded_shape, before, 0,
+    check_launch(launch_pad(element, x.data, conv_x, 4, x.shape, padded_shape, before, 0,
                             n * conv_h * conv_w * c, device.stream),
                  "conv2d input padding");
   }
 
-  const auto x_desc = nhwc_f32_descriptor(dnn, n, conv_h, conv_w, c, "conv2d");
-  const auto y_desc = nhwc_f32_descriptor(dnn, n, y.shape[1], y.shape[2], o, "conv2d");
-  const auto w_desc = filter_descriptor(dnn, o, c, kh, kw);
+  const auto x_desc = nhwc_descriptor(dnn, data_type, n, conv_h, conv_w, c, "conv2d");
+  const auto y_desc = nhwc_descriptor(dnn, data_type, n, y.shape[1], y.shape[2], o, "conv2d");
+  const auto w_desc = filter_descriptor(dnn, data_type, o, c, kh, kw);
   const auto conv = convolution_descriptor(dnn, pad_h, pad_w, a.stride_h, a.stride_w, a.dilation_h,
                                            a.dilation_w);
   const ConvKey key{static_cast<int64_t>(kind), n, conv_h, conv_w, c, o, kh, kw, pad_h, pad_w,
                     a.stride_h, a.stride_w, a.dilation_h, a.dilation_w, device.allow_tf32 ? 1 : 0,
-                    0, 0, 0, 0, 0};
+                    static_cast<int64_t>(dtype), 0, 0, 0, 0};
   const float alpha = 1.0f, beta = 0.0f;
 
   if (kind == Kind::kForward) {
     run_with_algorithm<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
-        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnConvolutionForward",
+        device, dnn, key, tensor_cores, conv.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnConvolutionForward",
         [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionForwardAlgorithm_v7(
               handle, x_desc.get(), w_desc.get(), conv.get(), y_desc.get(), count, returned, perf);
@@ -294,7 +306,7 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         });
   } else if (kind == Kind::kBackwardData) {
     run_with_algorithm<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
-        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+        device, dnn, key, tensor_cores, conv.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
         "cudnnConvolutionBackwardData",
         [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
@@ -328,12 +340,12 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         plan.dst_stride[d] = x_strides[d];
       }
       plan.src_offset = a.pad_top * padded_strides[1] + a.pad_left * padded_strides[2];
-      check_launch(launch_strided_copy(sizeof(float), conv_x, x.data, plan, device.stream),
+      check_launch(launch_strided_copy(element, conv_x, x.data, plan, device.stream),
                    "conv2d input-gradient crop");
     }
   } else {
     run_with_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
-        device, dnn, key, conv.get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+        device, dnn, key, tensor_cores, conv.get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
         "cudnnConvolutionBackwardFilter",
         [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -358,7 +370,7 @@ OpCost run_conv(AccelDevice& device, const AccelOpCall& call) {
         });
     const int64_t ohwi_shape[4] = {o, kh, kw, c};
     const int ohwi_to_hwio[4] = {1, 2, 3, 0};
-    permute4(device, krsc.get(), filter.data, ohwi_shape, ohwi_to_hwio);
+    permute4(device, element, krsc.get(), filter.data, ohwi_shape, ohwi_to_hwio);
   }
   apply_epilogue(device, epilogue, out);
   return cost;

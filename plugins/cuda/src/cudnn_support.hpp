@@ -66,6 +66,21 @@ TensorDescriptor tensor_descriptor(const CudnnLibrary& dnn, cudnnTensorFormat_t 
                                    cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
                                    int64_t w, const char* op);
 
+// cuDNN's data type of a float tensor: float32, bfloat16 or float16.
+inline cudnnDataType_t cudnn_data_type(AccelDType dtype) {
+  switch (dtype) {
+    case ACCEL_DTYPE_BF16: return CUDNN_DATA_BFLOAT16;
+    case ACCEL_DTYPE_F16: return CUDNN_DATA_HALF;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+// An NHWC activation of `type`.
+inline TensorDescriptor nhwc_descriptor(const CudnnLibrary& dnn, cudnnDataType_t type, int64_t n, int64_t h,
+                                        int64_t w, int64_t c, const char* op) {
+  return tensor_descriptor(dnn, CUDNN_TENSOR_NHWC, type, n, c, h, w, op);
+}
+
 // An NHWC float32 activation.
 inline TensorDescriptor nhwc_f32_descriptor(const CudnnLibrary& dnn, int64_t n, int64_t h,
                                             int64_t w, int64_t c, const char* op) {

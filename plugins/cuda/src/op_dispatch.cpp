@@ -558,7 +558,8 @@ int32_t supports(const AccelDevice& /*device*/, AccelOp op, AccelDType dtype) {
     case ACCEL_OP_CONV2D_BACKWARD_INPUT:
     // Answered without loading cuDNN (the host asks about every op at device
     // open); a cuDNN that cannot be loaded fails the op with UNAVAILABLE.
-    case ACCEL_OP_CONV2D_BACKWARD_FILTER: return dtype == ACCEL_DTYPE_F32;
+    // bfloat16 and float16 on the tensor cores, float32 accumulation.
+    case ACCEL_OP_CONV2D_BACKWARD_FILTER: return f;
     case ACCEL_OP_MAX_POOL:
     case ACCEL_OP_MAX_POOL_BACKWARD:
     case ACCEL_OP_AVG_POOL:

@@ -96,7 +96,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   virtual std::vector<Tensor> call_list(const std::vector<Tensor>& inputs, bool training);
   // The dtypes of the outputs of a symbolic call: the compute dtype, one per output.
   virtual std::vector<DType> compute_output_dtypes(const std::vector<DType>& input_dtypes) const;
-  // Layers that manage their own dtypes (the normalization layers) turn autocast off.
+  // Layers that manage their own dtypes (LayerNormalization, Embedding) and
+  // models turn autocast off.
   void set_autocast(bool autocast) noexcept { autocast_ = autocast; }
   // For layers that build themselves other than from one input shape (a
   // Functional model at construction, a merge layer from its list).
