@@ -553,6 +553,9 @@ class RunReader {
         training.callbacks.push_back(read_call(*item, *spec.field("callbacks")->spec->item));
       }
     }
+    for (const KerasObject& callback : training.callbacks) {
+      if (callback.name == "model_checkpoint") check_checkpoint_extension(callback);
+    }
     const Value* rate = training.optimizer.argument("learning_rate");
     for (const KerasObject& callback : training.callbacks) {
       if (rate != nullptr && rate->is_object() && callback.name == "reduce_lr_on_plateau") {
@@ -577,6 +580,23 @@ class RunReader {
                            : jit_compile == "false" ? JitCompile::kOff
                                                     : JitCompile::kAuto;
     out_.training = std::move(training);
+  }
+
+  // model_checkpoint writes what its filepath's extension names, as Keras 3's
+  // ModelCheckpoint (keras::checkpoint_format, which the run applies): the
+  // extension must fit save_weights_only.
+  static void check_checkpoint_extension(const KerasObject& callback) {
+    const Value* path = callback.argument("filepath");
+    const Value* weights_only = callback.argument("save_weights_only");
+    if (path == nullptr || !path->is_set()) return;  // reported as a missing key
+    const std::string& filepath = path->as_text();
+    const bool weights = weights_only == nullptr || !weights_only->is_set() || weights_only->as_bool();
+    const auto ends_with = [&](std::string_view suffix) { return std::string_view(filepath).ends_with(suffix); };
+    if (ends_with(".safetensors") || (weights ? ends_with(".weights.h5") : ends_with(".keras"))) return;
+    fail_at(path->where,
+            fmt::format("model_checkpoint filepath '{}' does not fit save_weights_only: {}", filepath, weights),
+            weights ? "a path ending in .weights.h5 or .safetensors (or save_weights_only: false for .keras)"
+                    : "a path ending in .keras or .safetensors (or save_weights_only: true for .weights.h5)");
   }
 
   // The rules of a learning-rate schedule that span its keys (each key is

@@ -410,7 +410,11 @@ SpecPtr callback_spec() {
          optional("restore_best_weights", boolean(), "false", "Restores the best epoch's weights.", "true")},
         "Stops training when the monitored quantity stops improving."},
        {"model_checkpoint",
-        {required("filepath", text(), "Where weights are saved; may hold {epoch}.", "checkpoints/{epoch}.ckpt"),
+        {required("filepath", text(),
+                  "Where the model is saved; may hold {epoch} and logs ({val_loss:.2f}). Its extension says what is "
+                  "written, as Keras 3's: .keras a Keras 3 model archive and .weights.h5 Keras 3 weights (each must "
+                  "fit save_weights_only), .safetensors the weights, with the optimizer's state unless weights only.",
+                  "checkpoints/{epoch}.weights.h5"),
          monitor, mode, optional("save_best_only", boolean(), "false", "Only when the monitor improves.", "true"),
          optional("save_weights_only", boolean(), "true", "Weights only.", "true")},
         "Saves the model each epoch."},

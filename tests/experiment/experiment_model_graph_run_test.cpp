@@ -345,5 +345,36 @@ compare:
   }
 }
 
+// A .keras CNN takes images of (28, 28, 1) while the data gives (28, 28):
+// the data is shaped to the file's input (its element count fits) in the run
+// process itself, as for model.layers, for Sequential and Functional files
+// and for a file TensorFlow saved under mixed_bfloat16 (whose policies it
+// keeps).
+TEST(KerasFileRuns, ImagesAreShapedToTheFilesInput) {
+  const fs::path out = scratch_dir("keras_file_shaped");
+  const std::string golden = std::string(EXPERIMENT_SOURCE_DIR) + "/tests/keras/golden/";
+  const fs::path file = write_file(out.string() + "_files", "keras_file_shaped", R"(name: keras_file_shaped
+model:
+  keras_file: )" + golden + R"(keras3/cnn.keras
+data: {source: synthetic, shape: [28, 28], classes: 10, samples: 64, batch: 16}
+training:
+  optimizer: {sgd: {learning_rate: 0.05}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  epochs: 1
+  steps_per_epoch: 2
+compare:
+  - name: sequential
+  - name: functional
+    model: {keras_file: )" + golden + R"(keras3/functional.keras}
+  - name: mixed
+    model: {keras_file: )" + golden + R"(mixed_precision/residual_mixed_bfloat16.keras}
+)");
+  const json document = run_experiment(file, out);
+  for (const char* name : {"sequential", "functional", "mixed"}) {
+    const json& run = run_named(document, name);
+    EXPECT_EQ(run["status"], "completed") << name << ": " << run["reason"];
+  }
+}
+
 }  // namespace
 }  // namespace accel::experiment

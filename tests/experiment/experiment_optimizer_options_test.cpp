@@ -159,6 +159,25 @@ TEST(OptimizerOptions, AScheduleCannotBeReducedOnPlateau) {
                   10, 15, "'reduce_lr_on_plateau' would replace the learning-rate schedule 'exponential_decay'");
 }
 
+// model_checkpoint's extension must fit save_weights_only (Keras 3's rule):
+// refused at the filepath, with the extensions that fit.
+TEST(OptimizerOptions, ACheckpointExtensionThatDoesNotFitIsRefusedWhereItIsWritten) {
+  expect_error_at(with_training("adam", "  callbacks: [{model_checkpoint: {filepath: m.keras}}]\n"), 10, 45,
+                  "model_checkpoint filepath 'm.keras' does not fit save_weights_only: true",
+                  "save_weights_only: false for .keras");
+  expect_error_at(with_training("adam", "  callbacks: [{model_checkpoint: {filepath: w.weights.h5, save_weights_only: "
+                                        "false}}]\n"),
+                  10, 45, "does not fit save_weights_only: false", ".keras or .safetensors");
+  expect_error_at(with_training("adam", "  callbacks: [{model_checkpoint: {filepath: 'ckpt/{epoch}.ckpt'}}]\n"), 10,
+                  45, "'ckpt/{epoch}.ckpt'", ".weights.h5 or .safetensors");
+  for (const std::string fits : {"{filepath: w.weights.h5}", "{filepath: m.keras, save_weights_only: false}",
+                                 "{filepath: c.safetensors, save_weights_only: false}", "{filepath: w.safetensors}"}) {
+    EXPECT_EQ(training_of(with_training("adam", "  callbacks: [{model_checkpoint: " + fits + "}]\n")).callbacks.size(),
+              1u)
+        << fits;
+  }
+}
+
 TEST(OptimizerOptions, CompareRunsMergeTheScheduleArgumentsAndOverridesReachThem) {
   const std::string yaml = with_training(
       "{adamw: {learning_rate: {cosine_decay: {initial_learning_rate: 0.001, decay_steps: 100}}}}",

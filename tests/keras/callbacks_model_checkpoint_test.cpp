@@ -2,6 +2,7 @@
 // with Keras's mode resolution, weights-only vs training checkpoints.
 #include <accel/error.hpp>
 #include <accel/keras/callbacks/model_checkpoint.hpp>
+#include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/checkpoint.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 
@@ -14,13 +15,16 @@ namespace {
 
 using testing::TemporaryFolder;
 
+// The formatted pattern (a checkpoint's extension added and taken off again).
 std::string name_for(const std::string& pattern, int epoch, const Logs& logs) {
-  return ModelCheckpoint(pattern).file_path(epoch, logs);
+  const std::string extension = ".weights.h5";
+  const std::string path = ModelCheckpoint(pattern + extension, {.save_weights_only = true}).file_path(epoch, logs);
+  return path.substr(0, path.size() - extension.size());
 }
 
 TEST(ModelCheckpoint, FormatsFilePathsAsPythonStrFormat) {
   const Logs logs{{"loss", 0.1}, {"val_loss", 0.4567}, {"val_accuracy", 0.98765}};
-  EXPECT_EQ(name_for("w.{epoch:02d}-{val_loss:.2f}.safetensors", 0, logs), "w.01-0.46.safetensors");
+  EXPECT_EQ(name_for("w.{epoch:02d}-{val_loss:.2f}", 0, logs), "w.01-0.46");
   EXPECT_EQ(name_for("{epoch}", 11, logs), "12");
   EXPECT_EQ(name_for("{loss}", 0, logs), "0.1");                       // str(float)
   EXPECT_EQ(name_for("{val_accuracy:.3f}", 0, logs), "0.988");
@@ -135,6 +139,45 @@ TEST(ModelCheckpoint, DuringFitSavesEveryEpochIntoNewFolders) {
   saving::load_checkpoint(*restored, folder.file("ckpt/3.safetensors"), {.include_optimizer = true});
   EXPECT_EQ(testing::weight_values(*restored), testing::weight_values(*model));
   EXPECT_EQ(restored->optimizer().iterations(), model->optimizer().iterations());
+}
+
+// As Keras 3's ModelCheckpoint: the extension says what is written. A
+// ".keras" checkpoint is a model archive that loads as the model it was; a
+// ".weights.h5" one holds Keras 3 weights.
+TEST(ModelCheckpoint, TheExtensionChoosesTheFormat) {
+  TemporaryFolder folder;
+  auto model = testing::toy_classifier();
+  const auto data = testing::toy_data();
+  model->fit(data.x, data.y,
+             {.epochs = 1,
+              .verbose = 0,
+              .callbacks = {std::make_shared<ModelCheckpoint>(folder.file("model.keras")),
+                            std::make_shared<ModelCheckpoint>(folder.file("model.weights.h5"),
+                                                              ModelCheckpointOptions{.save_weights_only = true})}});
+  std::unique_ptr<Model> loaded = saving::load_model(folder.file("model.keras"));
+  EXPECT_EQ(testing::weight_values(*loaded), testing::weight_values(*model));
+  auto weights = testing::toy_classifier();
+  weights->load_weights(folder.file("model.weights.h5"));
+  EXPECT_EQ(testing::weight_values(*weights), testing::weight_values(*model));
+}
+
+TEST(ModelCheckpoint, AnExtensionThatDoesNotFitSaveWeightsOnlyIsRefused) {
+  auto message_of = [](const std::string& path, bool weights_only) {
+    try {
+      ModelCheckpoint checkpoint(path, {.save_weights_only = weights_only});
+    } catch (const InvalidArgumentError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message_of("model.keras", true).find("set save_weights_only to false"), std::string::npos);
+  EXPECT_NE(message_of("w.weights.h5", false).find("set save_weights_only to true"), std::string::npos);
+  EXPECT_NE(message_of("ckpt/{epoch}.ckpt", false).find("\"ckpt/{epoch}.ckpt\""), std::string::npos);
+  EXPECT_NE(message_of("w.h5", true).find(".weights.h5"), std::string::npos);
+  EXPECT_EQ(checkpoint_format("a.safetensors", true), CheckpointFormat::kSafetensors);
+  EXPECT_EQ(checkpoint_format("a.safetensors", false), CheckpointFormat::kSafetensors);
+  EXPECT_EQ(checkpoint_format("a.weights.h5", true), CheckpointFormat::kWeightsH5);
+  EXPECT_EQ(checkpoint_format("a.keras", false), CheckpointFormat::kKerasArchive);
 }
 
 TEST(ModelCheckpoint, OnlyEpochSaveFreqIsSupported) {

@@ -116,6 +116,9 @@ int run_single(const RunRequest& request, std::ostream& err) {
   // may discover plugins before the run applies its settings (the TPU
   // emulator's hardware is read when its plugin loads).
   options.device_catalog = experiment::validated_device_catalog;
+  // The model.keras_file's input shape, which shapes the data to the model
+  // (reading the archive starts no runtime).
+  inspect_keras_files(options);
   const experiment::Experiment loaded = experiment::load_experiment(request.file, options);
   for (const experiment::RunConfig& run : loaded.runs) {
     if (run.name != request.single_run) continue;

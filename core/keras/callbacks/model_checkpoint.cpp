@@ -1,8 +1,10 @@
-// ModelCheckpoint: Keras 2's _save_model at epoch ends.
+// ModelCheckpoint: Keras's _save_model at epoch ends, in the format the
+// filepath's extension names (Keras 3's rule).
 #include <accel/error.hpp>
 #include <accel/keras/callbacks/model_checkpoint.hpp>
 #include <accel/keras/model.hpp>
 #include <accel/keras/saving/checkpoint.hpp>
+#include <accel/keras/saving/keras_file.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -21,10 +23,34 @@ std::string fixed5(double value) {
   return text;
 }
 
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
 
+CheckpointFormat checkpoint_format(const std::string& filepath, bool save_weights_only) {
+  if (ends_with(filepath, ".safetensors")) return CheckpointFormat::kSafetensors;
+  if (save_weights_only) {
+    if (ends_with(filepath, ".weights.h5")) return CheckpointFormat::kWeightsH5;
+    throw InvalidArgumentError("ModelCheckpoint: with save_weights_only the filepath must end in .weights.h5 (Keras "
+                               "weights) or .safetensors, got \"" + filepath + "\"" +
+                               (ends_with(filepath, ".keras") ? " (a .keras file holds the whole model: set "
+                                                                "save_weights_only to false)"
+                                                              : ""));
+  }
+  if (ends_with(filepath, ".keras")) return CheckpointFormat::kKerasArchive;
+  throw InvalidArgumentError("ModelCheckpoint: without save_weights_only the filepath must end in .keras (a Keras 3 "
+                             "model) or .safetensors (a training checkpoint), got \"" + filepath + "\"" +
+                             (ends_with(filepath, ".h5") ? " (a .weights.h5 file holds weights only: set "
+                                                           "save_weights_only to true)"
+                                                         : ""));
+}
+
 ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions options)
-    : filepath_(std::move(filepath)), options_(std::move(options)) {
+    : filepath_(std::move(filepath)),
+      options_(std::move(options)),
+      format_(checkpoint_format(filepath_, options_.save_weights_only)) {
   if (options_.save_freq != "epoch") {
     throw InvalidArgumentError("ModelCheckpoint: save_freq '" + options_.save_freq +
                                "' is not supported; only \"epoch\" is");
@@ -55,10 +81,16 @@ void ModelCheckpoint::save(const std::string& path) const {
   const std::string write_path = detail::worker_write_filepath(path, model());
   const std::filesystem::path folder = std::filesystem::path(write_path).parent_path();
   if (!folder.empty()) std::filesystem::create_directories(folder);
-  if (options_.save_weights_only) {
-    model().save_weights(write_path);
-  } else {
-    saving::save_checkpoint(model(), write_path, {.include_optimizer = true});
+  switch (format_) {
+    case CheckpointFormat::kKerasArchive: saving::save_model(model(), write_path); break;
+    case CheckpointFormat::kWeightsH5: model().save_weights(write_path); break;
+    case CheckpointFormat::kSafetensors:
+      if (options_.save_weights_only) {
+        model().save_weights(write_path);
+      } else {
+        saving::save_checkpoint(model(), write_path, {.include_optimizer = true});
+      }
+      break;
   }
   detail::remove_worker_temp_dirpath(std::filesystem::path(path).parent_path().string(), model());
 }

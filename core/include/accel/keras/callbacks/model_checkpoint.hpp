@@ -9,11 +9,13 @@
 // (strictly; min or max as `mode`, "auto" resolving as Keras 2's
 // ModelCheckpoint: higher is better when the name contains "acc" or starts
 // with "fmeasure"); a missing monitor value warns and skips the save.
-// Files are safetensors written atomically (saving/checkpoint.hpp):
-// weights only, or with save_weights_only = false also the optimizer's state
-// (accel has no architecture serialization: the file is a training
-// checkpoint, restored with saving::load_checkpoint). Missing folders are
-// created. Only save_freq = "epoch" is supported.
+// What is written follows the filepath's extension, as Keras 3's
+// ModelCheckpoint (checkpoint_format below): ".keras" a Keras 3 model archive
+// (saving/keras_file.hpp), ".weights.h5" Keras 3 weights, ".safetensors"
+// safetensors (weights, or with save_weights_only = false also the
+// optimizer's state: a training checkpoint, restored with
+// saving::load_checkpoint). Every file is written atomically; missing folders
+// are created. Only save_freq = "epoch" is supported.
 #pragma once
 
 #include <accel/keras/callbacks/callback.hpp>
@@ -23,6 +25,20 @@
 #include <string>
 
 namespace accel::keras {
+
+// The kind of file a checkpoint path asks for.
+enum class CheckpointFormat {
+  kKerasArchive,  // ".keras": the model, as Keras 3's model.save
+  kWeightsH5,     // ".weights.h5": the weights, as Keras 3's model.save_weights
+  kSafetensors,   // ".safetensors": the weights, and the optimizer's state unless weights only
+};
+
+// The format `filepath` (a pattern, its extension last) asks for. An
+// extension that does not fit save_weights_only is InvalidArgumentError
+// naming the path and the extensions that fit, as Keras 3 refuses them: a
+// model goes to ".keras" or ".safetensors", weights alone to ".weights.h5"
+// or ".safetensors".
+CheckpointFormat checkpoint_format(const std::string& filepath, bool save_weights_only);
 
 struct ModelCheckpointOptions {
   std::string monitor = "val_loss";
@@ -53,6 +69,7 @@ class ModelCheckpoint final : public Callback {
 
   std::string filepath_;
   ModelCheckpointOptions options_;
+  CheckpointFormat format_;
   bool higher_is_better_ = false;
   double best_ = std::numeric_limits<double>::infinity();
 };
