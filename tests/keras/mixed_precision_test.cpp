@@ -56,14 +56,9 @@ namespace {
 
 using mixed_precision::GlobalPolicyScope;
 using testing::TemporaryFolder;
+using testing::tensor_named;
 
 std::string golden(const std::string& name) { return std::string(ACCEL_KERAS_GOLDEN_DIR) + "/" + name; }
-
-Tensor tensor_named(const saving::SafetensorsContents& contents, const std::string& name) {
-  const saving::StoredTensor* stored = contents.find(name);
-  if (stored == nullptr) throw NotFoundError("golden tensor '" + name + "' missing");
-  return Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype);
-}
 
 // A copy of the .keras file `source` at `target` whose config.json has every
 // `from` replaced by `to` (metadata and weights as they were).

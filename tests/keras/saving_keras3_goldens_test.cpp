@@ -30,14 +30,9 @@ namespace {
 
 using testing::TemporaryFolder;
 using testing::weight_values;
+using testing::tensor_named;
 
 std::string golden(const std::string& name) { return std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/" + name; }
-
-Tensor tensor_named(const saving::SafetensorsContents& contents, const std::string& name) {
-  const saving::StoredTensor* stored = contents.find(name);
-  if (stored == nullptr) throw NotFoundError("golden tensor '" + name + "' missing");
-  return Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype);
-}
 
 float max_abs_difference(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape(), b.shape());

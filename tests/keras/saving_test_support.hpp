@@ -1,9 +1,12 @@
 // Shared helpers of the callbacks_* and saving_* tests: a fresh temporary
-// folder per test, a small built classifier, and weight access.
+// folder per test, a small built classifier, weight access, and the tensors
+// of golden safetensors files.
 #pragma once
 
+#include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
+#include <accel/keras/saving/safetensors.hpp>
 #include <accel/keras/sequential.hpp>
 
 #include <gtest/gtest.h>
@@ -36,6 +39,13 @@ class TemporaryFolder {
  private:
   std::filesystem::path path_;
 };
+
+// The tensor `name` of a golden file's contents; NotFoundError when it has none.
+inline Tensor tensor_named(const saving::SafetensorsContents& contents, const std::string& name) {
+  const saving::StoredTensor* stored = contents.find(name);
+  if (stored == nullptr) throw NotFoundError("golden tensor '" + name + "' missing");
+  return Tensor::from_host(stored->bytes.data(), stored->shape, stored->dtype);
+}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
