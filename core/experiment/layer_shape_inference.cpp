@@ -97,6 +97,7 @@ class ShapeWalker {
     }
     if (name == "conv2d") return convolution();
     if (name == "depthwise_conv2d") return depthwise_convolution();
+    if (name == "separable_conv2d") return separable_convolution();
     if (name == "conv2d_transpose") return transposed_convolution();
     if (name == "max_pooling2d" || name == "average_pooling2d") return pooling();
     if (name == "global_average_pooling2d" || name == "global_max_pooling2d") {
@@ -179,6 +180,13 @@ class ShapeWalker {
     const auto [rows, columns] = spatial(dilated(kernel), window_argument(layer_, "strides", {1, 1}),
                                          text_argument(layer_, "padding", "valid"), "kernel_size");
     return {input()[0], rows, columns, input()[3] * int_argument(layer_, "depth_multiplier", 1)};
+  }
+
+  // The depthwise pass's spatial size, then a 1x1 pointwise pass to `filters`.
+  Shape separable_convolution() const {
+    Shape out = depthwise_convolution();
+    out[3] = written(layer_, "filters")->as_int();
+    return out;
   }
 
   // Keras's deconv_output_length per spatial axis.

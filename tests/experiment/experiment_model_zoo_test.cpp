@@ -166,6 +166,7 @@ model:
       - conv2d: {name: strided, filters: 4, kernel_size: 3, strides: 2, padding: same, inputs: image}
       - conv2d: {name: grouped, filters: 6, kernel_size: 3, dilation_rate: 2, groups: 3, inputs: image}
       - depthwise_conv2d: {name: depthwise, kernel_size: 3, depth_multiplier: 2, padding: same, inputs: image}
+      - separable_conv2d: {name: separable, filters: 5, kernel_size: 3, strides: 2, depth_multiplier: 2, inputs: image}
       - conv2d_transpose: {name: transposed, filters: 2, kernel_size: 3, strides: 2, inputs: image}
       - conv2d_transpose: {name: transposed_same, filters: 2, kernel_size: 3, strides: 2, padding: same, output_padding: 1, inputs: image}
       - max_pooling2d: {name: max_pool, pool_size: 3, strides: 2, inputs: image}
@@ -194,7 +195,7 @@ model:
       - average: {name: mean, inputs: [global_average, steps_average, sum]}
       - embedding: {name: embedded, input_dim: 10, output_dim: 4, inputs: ids}
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
-    outputs: [strided, grouped, depthwise, transposed, transposed_same, max_pool, average_pool, padded, cropped,
+    outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
               upsampled, global_max, batch_norm, layer_norm, flat, permuted, repeated, attention, joined, difference,
               product, mean, positioned]
 data: {source: synthetic}
@@ -223,6 +224,7 @@ TEST(LayerShapes, EveryLayerKindIsInferredAsAccelsKerasComputesIt) {
   EXPECT_EQ(model->get_layer("projected")->weights().size(), 1u);  // use_bias: false
   EXPECT_EQ(model->get_layer("grouped")->weights().front().shape(), (Shape{3, 3, 1, 6}));
   EXPECT_EQ(model->get_layer("depthwise")->weights().front().shape(), (Shape{3, 3, 3, 2}));
+  EXPECT_EQ(model->get_layer("separable")->weights()[1].shape(), (Shape{1, 1, 6, 5}));
   EXPECT_EQ(model->get_layer("layer_norm")->weights().front().shape(), (Shape{8}));
 }
 

@@ -12,6 +12,7 @@
 #include <accel/keras/layers/conv2d.hpp>
 #include <accel/keras/layers/conv2d_transpose.hpp>
 #include <accel/keras/layers/depthwise_conv2d.hpp>
+#include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/sequential.hpp>
 #include <accel/ops.hpp>
 
@@ -360,6 +361,47 @@ TEST_F(ConvVariantsTest, DepthwiseGradientsMatchFiniteDifferences) {
   }
 }
 
+// ---- SeparableConv2D ----
+
+TEST_F(ConvVariantsTest, SeparableWeightsHaveKerasNamesShapesAndOrder) {
+  SeparableConv2D layer(8, 3, {.strides = {2, 2}, .padding = "same", .depth_multiplier = 2});
+  layer.build({kUnknownDim, 9, 7, 5});
+  EXPECT_EQ(layer.name(), "separable_conv2d");
+  ASSERT_EQ(layer.weights().size(), 3u);
+  EXPECT_EQ(layer.weights()[0].name(), "separable_conv2d/depthwise_kernel:0");
+  EXPECT_EQ(layer.weights()[0].shape(), (Shape{3, 3, 5, 2}));
+  EXPECT_EQ(layer.weights()[1].name(), "separable_conv2d/pointwise_kernel:0");
+  EXPECT_EQ(layer.weights()[1].shape(), (Shape{1, 1, 10, 8}));
+  EXPECT_EQ(layer.weights()[2].name(), "separable_conv2d/bias:0");
+  EXPECT_EQ(layer.output_shape(), (LayerShape{kUnknownDim, 5, 4, 8}));
+  EXPECT_THROW(SeparableConv2D(0, 3), InvalidArgumentError);
+  EXPECT_THROW(SeparableConv2D(4, 3, {.depth_multiplier = 0}), InvalidArgumentError);
+}
+
+// Separable = the depthwise convolution (with the strides and dilation), then a 1x1 convolution.
+TEST_F(ConvVariantsTest, SeparableIsDepthwiseThenPointwise) {
+  SeparableConv2D separable(4, 3, {.strides = {2, 1}, .padding = "same", .depth_multiplier = 2, .use_bias = false});
+  DepthwiseConv2D depthwise(3, {.strides = {2, 1}, .padding = "same", .depth_multiplier = 2, .use_bias = false});
+  Conv2D pointwise(4, 1, {.use_bias = false});
+  const Tensor x = testing::random_tensor({2, 6, 5, 3}, 31);
+  separable(x);  // builds each of them
+  const Tensor built = depthwise(x);
+  pointwise(built);
+  testing::assign_weight(depthwise.depthwise_kernel(), separable.depthwise_kernel().value());
+  testing::assign_weight(pointwise.weights()[0], separable.pointwise_kernel().value());
+  const Tensor spread = depthwise(x);
+  EXPECT_EQ(separable(x).to_vector<float>(), pointwise(spread).to_vector<float>());
+}
+
+TEST_F(ConvVariantsTest, SeparableGradientsMatchFiniteDifferences) {
+  SeparableConv2D layer(3, 2, {.strides = {2, 1}, .padding = "same", .dilation_rate = {1, 1}, .depth_multiplier = 2});
+  const Tensor x = testing::random_tensor({2, 5, 5, 2}, 13);
+  layer(x);  // build
+  testing::assign_weight(layer.bias(), testing::random_tensor(layer.bias().shape(), 14));
+  testing::expect_layer_gradients_match_finite_differences([&](const Tensor& input) { return layer(input); }, x,
+                                                           {layer.depthwise_kernel(), layer.pointwise_kernel(), layer.bias()});
+}
+
 // ---- Conv2DTranspose ----
 
 TEST_F(ConvVariantsTest, TransposeOutputShapesFollowKerasDeconvOutputLength) {
@@ -493,6 +535,7 @@ TEST_F(ConvVariantsTest, CompiledTrainingMatchesEager) {
         std::make_shared<DepthwiseConv2D>(3, DepthwiseConv2DOptions{.strides = {2, 2}, .padding = "same",
                                                                     .depth_multiplier = 2, .activation = "relu"}),
         std::make_shared<Conv2DTranspose>(2, 3, Conv2DTransposeOptions{.strides = {2, 2}, .padding = "same"}),
+        std::make_shared<SeparableConv2D>(4, 3, SeparableConv2DOptions{.padding = "same", .activation = "relu"}),
         std::make_shared<Flatten>(), std::make_shared<Dense>(3)});
     model->build({kUnknownDim, 10, 10, 2});
     model->compile("sgd", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}), {},

@@ -22,6 +22,7 @@
 #include <accel/keras/layers/permute.hpp>
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
+#include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/layers/up_sampling2d.hpp>
 #include <accel/keras/layers/zero_padding2d.hpp>
 #include <accel/keras/saving/safetensors.hpp>
@@ -215,6 +216,12 @@ std::vector<GoldenCase> golden_cases() {
         R"("dilation_rate": [1, 1])", R"("use_bias": true)"},
        make_layer<DepthwiseConv2D>(
            3, DepthwiseConv2DOptions{.padding = "same", .depth_multiplier = 2, .name = "depthwise_conv2d"})},
+      {"separable_conv2d", "SeparableConv2D",
+       {R"("filters": 4)", R"("kernel_size": [3, 3])", R"("depth_multiplier": 2)", R"("strides": [2, 2])",
+        R"("padding": "same")", R"("dilation_rate": [1, 1])", R"("use_bias": true)"},
+       make_layer<SeparableConv2D>(int64_t{4}, 3,
+                                   SeparableConv2DOptions{.strides = {2, 2}, .padding = "same",
+                                                          .depth_multiplier = 2, .name = "separable_conv2d"})},
       {"conv2d_transpose", "Conv2DTranspose",
        {R"("filters": 3)", R"("kernel_size": [3, 3])", R"("strides": [2, 2])", R"("padding": "same")",
         R"("output_padding": null)", R"("dilation_rate": [1, 1])"},

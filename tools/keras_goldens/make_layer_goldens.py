@@ -142,6 +142,10 @@ CASES = [
          [(2, 6, 5, 3)],
          note="kernel (3, 3, 3, 2); output channel c*2+m is input channel c with multiplier m. Keras 2 names the "
               "kernel depthwise_kernel"),
+    Case("separable_conv2d",
+         lambda: layers.SeparableConv2D(4, 3, strides=2, depth_multiplier=2, padding="same", name="separable_conv2d"),
+         [(2, 7, 6, 3)],
+         note="depthwise kernel (3, 3, 3, 2) with stride 2, then pointwise (1, 1, 6, 4); output (2, 4, 3, 4)"),
     Case("conv2d_transpose",
          lambda: layers.Conv2DTranspose(3, 3, strides=2, padding="same", name="conv2d_transpose"), [(2, 4, 5, 4)],
          note="kernel (3, 3, filters = 3, in = 4); output (2, 8, 10, 3)"),

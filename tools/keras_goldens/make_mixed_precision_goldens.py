@@ -24,6 +24,10 @@ from_logits=True), metrics=["accuracy"]):
                  (the second without its relu), Add with the first, relu,
                  MaxPooling2D, GlobalAveragePooling2D, Dense 10 with dtype="float32"
                  (the usual float32 last layer of a mixed-precision model)
+    separable    a separable CNN (Sequential): SeparableConv2D 16 same (no bias) ->
+                 BatchNormalization -> relu, SeparableConv2D 32 with stride 2 and
+                 depth_multiplier 2 -> BatchNormalization -> relu,
+                 GlobalAveragePooling2D, Dense 10 with dtype="float32"
 
 Files, for each model M and policy P (mixed_bfloat16; and mixed_float16 for cnn,
 whose compile wraps the optimizer in a LossScaleOptimizer):
@@ -47,7 +51,8 @@ And the 16-bit weight files of the bfloat16 and float16 policies (variables in
     dense_P_values.safetensors  kernel [3, 2] and bias [2]: the variables' values as
                             float32 (exact)
 
-`--weights-only` remakes just these (the other files hold a save date).
+`--weights-only` remakes just these, and naming cases (`separable_mixed_bfloat16`)
+remakes just those (the .keras files hold a save date).
 """
 import json
 import os
@@ -72,7 +77,8 @@ BATCHES = os.path.join(REPO, "tests", "keras", "golden", "keras3", "train_batche
 DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 SEED = 42
 FORWARD_IMAGES = 16
-CASES = (("cnn", "mixed_bfloat16"), ("residual", "mixed_bfloat16"), ("cnn", "mixed_float16"))
+CASES = (("cnn", "mixed_bfloat16"), ("residual", "mixed_bfloat16"), ("cnn", "mixed_float16"),
+         ("separable", "mixed_bfloat16"))
 
 
 def build_cnn():
@@ -95,7 +101,17 @@ def build_residual():
     return keras.Model(image, layers.Dense(10, dtype="float32")(x))
 
 
-BUILDERS = {"cnn": build_cnn, "residual": build_residual}
+def build_separable():
+    return keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.SeparableConv2D(16, 3, padding="same", use_bias=False), layers.BatchNormalization(),
+        layers.Activation("relu"),
+        layers.SeparableConv2D(32, 3, strides=2, depth_multiplier=2), layers.BatchNormalization(),
+        layers.Activation("relu"),
+        layers.GlobalAveragePooling2D(), layers.Dense(10, dtype="float32")])
+
+
+BUILDERS = {"cnn": build_cnn, "residual": build_residual, "separable": build_separable}
 
 
 def fresh_model(name, policy):
@@ -144,7 +160,9 @@ def write_sixteen_bit_weights():
 def main():
     tf.config.experimental.enable_op_determinism()
     os.makedirs(OUT_DIR, exist_ok=True)
-    write_sixteen_bit_weights()
+    named = [argument for argument in sys.argv[1:] if not argument.startswith("--")]
+    if not named:
+        write_sixteen_bit_weights()
     if "--weights-only" in sys.argv[1:]:
         return
     batches, _ = safetensors_numpy.read_file(BATCHES)
@@ -153,6 +171,8 @@ def main():
     x = (test_x[:FORWARD_IMAGES].astype(np.float32) / np.float32(255.0))[..., np.newaxis]
     for name, policy in CASES:
         stem = f"{name}_{policy}"
+        if named and stem not in named:
+            continue
         model = fresh_model(name, policy)
         model.save(out_path(f"{stem}.keras"))
         with zipfile.ZipFile(out_path(f"{stem}.keras")) as zf:

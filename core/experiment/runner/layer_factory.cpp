@@ -8,6 +8,7 @@
 #include <accel/keras/layers/conv2d_transpose.hpp>
 #include <accel/keras/layers/cropping2d.hpp>
 #include <accel/keras/layers/depthwise_conv2d.hpp>
+#include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/layers/global_average_pooling1d.hpp>
 #include <accel/keras/layers/global_max_pooling1d.hpp>
 #include <accel/keras/layers/global_max_pooling2d.hpp>
@@ -73,6 +74,20 @@ std::shared_ptr<keras::Layer> make_convolution(const KerasObject& layer, const s
     options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
     options.name = name;
     return std::make_shared<keras::DepthwiseConv2D>(kernel_size, options);
+  }
+  if (kind == "separable_conv2d") {
+    keras::SeparableConv2DOptions options;
+    options.strides = pair_or(layer, "strides", {1, 1});
+    options.padding = text_or(layer, "padding", "valid");
+    options.dilation_rate = pair_or(layer, "dilation_rate", {1, 1});
+    options.depth_multiplier = int_or(layer, "depth_multiplier", 1);
+    options.activation = text_or(layer, "activation", "linear");
+    options.use_bias = bool_or(layer, "use_bias", true);
+    options.depthwise_initializer = initializer_or_default(layer, "depthwise_initializer", options.depthwise_initializer);
+    options.pointwise_initializer = initializer_or_default(layer, "pointwise_initializer", options.pointwise_initializer);
+    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+    options.name = name;
+    return std::make_shared<keras::SeparableConv2D>(set_argument(layer, "filters")->as_int(), kernel_size, options);
   }
   keras::Conv2DTransposeOptions options;
   options.strides = pair_or(layer, "strides", {1, 1});
@@ -168,7 +183,9 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
     options.name = name;
     return std::make_shared<keras::Dense>(set_argument(layer, "units")->as_int(), options);
   }
-  if (kind == "conv2d" || kind == "depthwise_conv2d" || kind == "conv2d_transpose") return make_convolution(layer, name);
+  if (kind == "conv2d" || kind == "depthwise_conv2d" || kind == "separable_conv2d" || kind == "conv2d_transpose") {
+    return make_convolution(layer, name);
+  }
   if (kind == "multi_head_attention") return make_multi_head_attention(layer, name);
   if (auto shaping = make_shaping_layer(layer, name)) return shaping;
   if (auto merge = make_merge_layer(layer, name)) return merge;

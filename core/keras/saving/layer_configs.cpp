@@ -129,6 +129,48 @@ std::shared_ptr<Layer> conv2d_from(LayerArguments& arguments) {
   return std::make_shared<Conv2D>(filters, kernel_size, options);
 }
 
+json separable_conv2d_config(const SeparableConv2D& conv) {
+  const SeparableConv2DOptions& options = conv.options();
+  json config{{"depth_multiplier", options.depth_multiplier},
+              {"filters", conv.filters()},
+              {"kernel_size", pair_json(conv.kernel_size())},
+              {"strides", pair_json(options.strides)},
+              {"padding", options.padding},
+              {"data_format", "channels_last"},
+              {"dilation_rate", pair_json(options.dilation_rate)},
+              {"activation", options.activation},
+              {"use_bias", options.use_bias},
+              {"depthwise_initializer", initializer_config(options.depthwise_initializer, conv)},
+              {"pointwise_initializer", initializer_config(options.pointwise_initializer, conv)},
+              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
+  add_null_regularizers(config, {"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer",
+                                 "activity_regularizer", "depthwise_constraint", "pointwise_constraint",
+                                 "bias_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> separable_conv2d_from(LayerArguments& arguments) {
+  SeparableConv2DOptions options;
+  const int64_t filters = arguments.integer("filters", -1);
+  if (filters <= 0) arguments.fail("argument 'filters' is missing or not positive");
+  const std::array<int32_t, 2> kernel_size = arguments.pair("kernel_size", {0, 0});
+  options.strides = arguments.pair("strides", options.strides);
+  options.padding = arguments.text("padding", options.padding);
+  require_channels_last(arguments);
+  options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
+  options.depth_multiplier = arguments.integer("depth_multiplier", options.depth_multiplier);
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.depthwise_initializer = arguments.initializer("depthwise_initializer", options.depthwise_initializer);
+  options.pointwise_initializer = arguments.initializer("pointwise_initializer", options.pointwise_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer",
+                              "activity_regularizer", "depthwise_constraint", "pointwise_constraint",
+                              "bias_constraint"});
+  options.name = arguments.layer_name();
+  return std::make_shared<SeparableConv2D>(filters, kernel_size, options);
+}
+
 json pooling_config(const Pooling2D& pooling) {
   const ops::Pool2DOptions& options = pooling.pool_options();
   return {{"pool_size", pair_json(options.window)},
@@ -237,6 +279,9 @@ const std::map<std::string, LayerCodec>& codecs() {
   static const std::map<std::string, LayerCodec> table{
       {"Dense", {[](const Layer& layer) { return dense_config(static_cast<const Dense&>(layer)); }, dense_from}},
       {"Conv2D", {[](const Layer& layer) { return conv2d_config(static_cast<const Conv2D&>(layer)); }, conv2d_from}},
+      {"SeparableConv2D",
+       {[](const Layer& layer) { return separable_conv2d_config(static_cast<const SeparableConv2D&>(layer)); },
+        separable_conv2d_from}},
       {"MaxPooling2D",
        {[](const Layer& layer) { return pooling_config(static_cast<const Pooling2D&>(layer)); },
         pooling_from<MaxPooling2D>}},

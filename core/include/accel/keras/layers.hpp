@@ -30,6 +30,7 @@
 #include <accel/keras/layers/position_embedding.hpp>
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
+#include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/layers/subtract.hpp>
 #include <accel/keras/layers/up_sampling2d.hpp>
 #include <accel/keras/layers/zero_padding2d.hpp>
