@@ -10,6 +10,7 @@
 #include <accel/distribute/tpu_cluster_resolver.hpp>
 #include <accel/error.hpp>
 #include <accel/experiment/schema.hpp>
+#include <accel/keras/callbacks/checkpoint_format.hpp>
 
 #include <fmt/format.h>
 
@@ -583,7 +584,7 @@ class RunReader {
   }
 
   // model_checkpoint writes what its filepath's extension names, as Keras 3's
-  // ModelCheckpoint (keras::checkpoint_format, which the run applies): the
+  // ModelCheckpoint (the rule ModelCheckpoint applies in the run): the
   // extension must fit save_weights_only.
   static void check_checkpoint_extension(const KerasObject& callback) {
     const Value* path = callback.argument("filepath");
@@ -591,8 +592,7 @@ class RunReader {
     if (path == nullptr || !path->is_set()) return;  // reported as a missing key
     const std::string& filepath = path->as_text();
     const bool weights = weights_only == nullptr || !weights_only->is_set() || weights_only->as_bool();
-    const auto ends_with = [&](std::string_view suffix) { return std::string_view(filepath).ends_with(suffix); };
-    if (ends_with(".safetensors") || (weights ? ends_with(".weights.h5") : ends_with(".keras"))) return;
+    if (keras::fitting_checkpoint_format(filepath, weights)) return;
     fail_at(path->where,
             fmt::format("model_checkpoint filepath '{}' does not fit save_weights_only: {}", filepath, weights),
             weights ? "a path ending in .weights.h5 or .safetensors (or save_weights_only: false for .keras)"

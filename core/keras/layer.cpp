@@ -7,6 +7,8 @@
 #include <accel/keras/backend.hpp>
 #include <accel/ops.hpp>
 
+#include "utils/cast_to.hpp"
+
 namespace accel::keras {
 namespace {
 
@@ -50,10 +52,8 @@ void Layer::set_dtype_policy(const DTypePolicy& policy) {
 }
 
 Tensor Layer::autocast_input(const Tensor& inputs) const {
-  if (!autocast_ || !inputs.defined() || !is_floating(inputs.dtype()) || inputs.dtype() == compute_dtype()) {
-    return inputs;
-  }
-  return ops::cast(inputs, compute_dtype());
+  if (!autocast_ || !inputs.defined() || !is_floating(inputs.dtype())) return inputs;
+  return detail::cast_to(inputs, compute_dtype());
 }
 
 Tensor Layer::operator()(const Tensor& inputs, bool training) {

@@ -23,28 +23,25 @@ std::string fixed5(double value) {
   return text;
 }
 
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 CheckpointFormat checkpoint_format(const std::string& filepath, bool save_weights_only) {
-  if (ends_with(filepath, ".safetensors")) return CheckpointFormat::kSafetensors;
+  if (const std::optional<CheckpointFormat> format = fitting_checkpoint_format(filepath, save_weights_only)) {
+    return *format;
+  }
+  const std::string_view path = filepath;
   if (save_weights_only) {
-    if (ends_with(filepath, ".weights.h5")) return CheckpointFormat::kWeightsH5;
     throw InvalidArgumentError("ModelCheckpoint: with save_weights_only the filepath must end in .weights.h5 (Keras "
                                "weights) or .safetensors, got \"" + filepath + "\"" +
-                               (ends_with(filepath, ".keras") ? " (a .keras file holds the whole model: set "
-                                                                "save_weights_only to false)"
-                                                              : ""));
+                               (path.ends_with(".keras") ? " (a .keras file holds the whole model: set "
+                                                           "save_weights_only to false)"
+                                                         : ""));
   }
-  if (ends_with(filepath, ".keras")) return CheckpointFormat::kKerasArchive;
   throw InvalidArgumentError("ModelCheckpoint: without save_weights_only the filepath must end in .keras (a Keras 3 "
                              "model) or .safetensors (a training checkpoint), got \"" + filepath + "\"" +
-                             (ends_with(filepath, ".h5") ? " (a .weights.h5 file holds weights only: set "
-                                                           "save_weights_only to true)"
-                                                         : ""));
+                             (path.ends_with(".h5") ? " (a .weights.h5 file holds weights only: set "
+                                                      "save_weights_only to true)"
+                                                    : ""));
 }
 
 ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions options)

@@ -4,6 +4,8 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
+#include "../utils/cast_to.hpp"
+
 #include <algorithm>
 
 namespace accel::keras {
@@ -41,28 +43,21 @@ void BatchNormalization::build_weights(const LayerShape& input_shape) {
                                 /*trainable=*/false, VariableSynchronization::kOnRead, VariableAggregation::kMean);
 }
 
-namespace {
-
-// `tensor` in `dtype` (a cast only when it differs).
-Tensor in_dtype(const Tensor& tensor, DType dtype) {
-  return tensor.dtype() == dtype ? tensor : ops::cast(tensor, dtype);
-}
-
-}  // namespace
+using detail::cast_to;
 
 Tensor BatchNormalization::normalize(const Tensor& inputs, const Tensor& mean, const Tensor& variance) const {
   Tensor inv = ops::rsqrt(ops::add(variance, ops::fill({}, options_.epsilon, inputs.dtype())));
-  if (options_.scale) inv = ops::mul(inv, in_dtype(gamma_.value(), inputs.dtype()).reshape(broadcast_shape_));
+  if (options_.scale) inv = ops::mul(inv, cast_to(gamma_.value(), inputs.dtype()).reshape(broadcast_shape_));
   const Tensor mean_times_inv = ops::mul(mean, inv);
   const Tensor shift = options_.center
-                           ? ops::sub(in_dtype(beta_.value(), inputs.dtype()).reshape(broadcast_shape_), mean_times_inv)
+                           ? ops::sub(cast_to(beta_.value(), inputs.dtype()).reshape(broadcast_shape_), mean_times_inv)
                            : ops::neg(mean_times_inv);
   return ops::add(ops::mul(inputs, inv), shift);
 }
 
 void BatchNormalization::update_moving_statistic(Variable& moving, const Tensor& batch_statistic) {
   const Tensor decay = ops::fill({}, 1.0 - options_.momentum, moving.dtype());
-  const Tensor batch = in_dtype(batch_statistic, moving.dtype()).reshape(moving.shape());
+  const Tensor batch = cast_to(batch_statistic, moving.dtype()).reshape(moving.shape());
   moving.assign_sub(ops::mul(ops::sub(moving.value(), batch), decay));
 }
 
@@ -87,21 +82,21 @@ Tensor BatchNormalization::call(const Tensor& cast_inputs, bool training) {
   // float32), reads its weights as stored, and casts its outputs back.
   const VariableAutocastScope weights_as_stored(std::nullopt);
   const DType dtype = is_floating(cast_inputs.dtype()) ? DType::kFloat32 : cast_inputs.dtype();
-  const Tensor inputs = in_dtype(cast_inputs, dtype);
+  const Tensor inputs = cast_to(cast_inputs, dtype);
   if (!(training && trainable())) {
-    return in_dtype(normalize(inputs, in_dtype(moving_mean_.value(), dtype).reshape(broadcast_shape_),
-                              in_dtype(moving_variance_.value(), dtype).reshape(broadcast_shape_)),
+    return cast_to(normalize(inputs, cast_to(moving_mean_.value(), dtype).reshape(broadcast_shape_),
+                              cast_to(moving_variance_.value(), dtype).reshape(broadcast_shape_)),
                     compute_dtype());
   }
   // One fused op where the features are last and the device has it, else the
   // primitive ops; the tape differentiates through the batch statistics either way.
   const int64_t features = broadcast_shape_[feature_axis_];
-  const Tensor scale = options_.scale ? in_dtype(gamma_.value(), dtype) : ops::ones(Shape{features}, dtype);
-  const Tensor offset = options_.center ? in_dtype(beta_.value(), dtype) : ops::zeros(Shape{features}, dtype);
+  const Tensor scale = options_.scale ? cast_to(gamma_.value(), dtype) : ops::ones(Shape{features}, dtype);
+  const Tensor offset = options_.center ? cast_to(beta_.value(), dtype) : ops::zeros(Shape{features}, dtype);
   const ops::BatchNormResult result = ops::batch_norm(inputs, scale, offset, options_.epsilon, feature_axis_);
   update_moving_statistic(moving_mean_, result.mean);
   update_moving_statistic(moving_variance_, moving_variance_sample(inputs, result.variance));
-  return in_dtype(result.y, compute_dtype());
+  return cast_to(result.y, compute_dtype());
 }
 
 }  // namespace accel::keras

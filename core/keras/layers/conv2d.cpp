@@ -23,20 +23,12 @@ Conv2D::Conv2D(int64_t filters, std::array<int32_t, 2> kernel_size, Conv2DOption
     throw InvalidArgumentError(where + ": the number of filters must be evenly divisible by the number of groups, got groups=" +
                                std::to_string(options_.groups) + ", filters=" + std::to_string(filters_));
   }
-  conv_utils::check_positive(kernel_size_, "kernel_size", where);
-  conv_utils::check_positive(options_.strides, "strides", where);
-  conv_utils::check_positive(options_.dilation_rate, "dilation_rate", where);
+  conv_utils::check_window_arguments(kernel_size_, options_.strides, options_.dilation_rate, where);
 }
 
 LayerShape Conv2D::compute_output_shape(const LayerShape& input_shape) const {
-  conv_utils::check_image_input(input_shape, "Conv2D '" + name() + "'");
-  LayerShape output = input_shape;
-  for (size_t axis = 0; axis < 2; ++axis) {
-    output[axis + 1] = conv_utils::conv_output_length(input_shape[axis + 1], kernel_size_[axis], padding_,
-                                                      options_.strides[axis], options_.dilation_rate[axis]);
-  }
-  output[3] = filters_;
-  return output;
+  return conv_utils::convolution_output_shape(input_shape, kernel_size_, padding_, options_.strides,
+                                              options_.dilation_rate, filters_, "Conv2D '" + name() + "'");
 }
 
 void Conv2D::build_weights(const LayerShape& input_shape) {

@@ -59,4 +59,25 @@ void check_image_input(const LayerShape& input_shape, const std::string& layer_n
   }
 }
 
+void check_window_arguments(const std::array<int32_t, 2>& kernel_size, const std::array<int32_t, 2>& strides,
+                            const std::array<int32_t, 2>& dilation_rate, const std::string& layer_name) {
+  check_positive(kernel_size, "kernel_size", layer_name);
+  check_positive(strides, "strides", layer_name);
+  check_positive(dilation_rate, "dilation_rate", layer_name);
+}
+
+LayerShape convolution_output_shape(const LayerShape& input_shape, const std::array<int32_t, 2>& kernel_size,
+                                    ops::Padding padding, const std::array<int32_t, 2>& strides,
+                                    const std::array<int32_t, 2>& dilation_rate, int64_t channels,
+                                    const std::string& layer_name) {
+  check_image_input(input_shape, layer_name);
+  LayerShape output = input_shape;
+  for (size_t axis = 0; axis < 2; ++axis) {
+    output[axis + 1] =
+        conv_output_length(input_shape[axis + 1], kernel_size[axis], padding, strides[axis], dilation_rate[axis]);
+  }
+  output[3] = channels;
+  return output;
+}
+
 }  // namespace accel::keras::conv_utils

@@ -46,4 +46,16 @@ void check_positive(const std::array<int32_t, 2>& values, const char* what, cons
 // Keras's image layers take NHWC inputs: rank 4 with a known channel count.
 void check_image_input(const LayerShape& input_shape, const std::string& layer_name);
 
+// A convolution's kernel size, strides and dilation rate, each checked by check_positive.
+void check_window_arguments(const std::array<int32_t, 2>& kernel_size, const std::array<int32_t, 2>& strides,
+                            const std::array<int32_t, 2>& dilation_rate, const std::string& layer_name);
+
+// The NHWC output shape of a convolution of `input_shape` (checked by
+// check_image_input) to `channels` channels, conv_output_length on each
+// spatial axis.
+LayerShape convolution_output_shape(const LayerShape& input_shape, const std::array<int32_t, 2>& kernel_size,
+                                    ops::Padding padding, const std::array<int32_t, 2>& strides,
+                                    const std::array<int32_t, 2>& dilation_rate, int64_t channels,
+                                    const std::string& layer_name);
+
 }  // namespace accel::keras::conv_utils

@@ -3,6 +3,8 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
+#include "../utils/cast_to.hpp"
+
 namespace accel::keras {
 
 Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)
@@ -27,8 +29,7 @@ void Embedding::build_weights(const LayerShape&) {
 Tensor Embedding::call(const Tensor& inputs, bool) {
   const bool integer_ids = inputs.dtype() == DType::kInt32 || inputs.dtype() == DType::kInt64;
   const Tensor ids = integer_ids ? inputs : ops::cast(inputs, DType::kInt32);
-  const Tensor rows = ops::gather(embeddings_.value(), ids, /*axis=*/0);
-  return rows.dtype() == compute_dtype() ? rows : ops::cast(rows, compute_dtype());
+  return detail::cast_to(ops::gather(embeddings_.value(), ids, /*axis=*/0), compute_dtype());
 }
 
 }  // namespace accel::keras

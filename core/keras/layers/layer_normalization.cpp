@@ -6,6 +6,8 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
+#include "../utils/cast_to.hpp"
+
 #include <set>
 
 namespace accel::keras {
@@ -73,11 +75,8 @@ Tensor LayerNormalization::call(const Tensor& given_inputs, bool) {
   // As Keras 3: computed in float32 at least (inputs are not autocast: a
   // float32 input is not rounded first), the output cast to the compute dtype.
   const DType dtype = is_floating(given_inputs.dtype()) ? DType::kFloat32 : given_inputs.dtype();
-  const Tensor inputs = given_inputs.dtype() == dtype ? given_inputs : ops::cast(given_inputs, dtype);
-  auto parameter = [&](const Variable& weight) {
-    const Tensor value = weight.value().reshape(broadcast_shape_);
-    return value.dtype() == dtype ? value : ops::cast(value, dtype);
-  };
+  const Tensor inputs = detail::cast_to(given_inputs, dtype);
+  auto parameter = [&](const Variable& weight) { return detail::cast_to(weight.value().reshape(broadcast_shape_), dtype); };
   // The biased variance, as tf.nn.moments; arranged as tf.nn.batch_normalization
   // (x * inv + (beta - mean * inv), inv = gamma / sqrt(variance + epsilon)).
   const Tensor mean = ops::reduce_mean(inputs, axes_, /*keep_dims=*/true);
@@ -87,7 +86,7 @@ Tensor LayerNormalization::call(const Tensor& given_inputs, bool) {
   const Tensor mean_times_inv = ops::mul(mean, inv);
   const Tensor shift = options_.center ? ops::sub(parameter(beta_), mean_times_inv) : ops::neg(mean_times_inv);
   const Tensor outputs = ops::add(ops::mul(inputs, inv), shift);
-  return outputs.dtype() == compute_dtype() ? outputs : ops::cast(outputs, compute_dtype());
+  return detail::cast_to(outputs, compute_dtype());
 }
 
 }  // namespace accel::keras

@@ -3,6 +3,8 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
+#include "../utils/cast_to.hpp"
+
 namespace accel::keras {
 
 PositionEmbedding::PositionEmbedding(PositionEmbeddingOptions options)
@@ -31,7 +33,7 @@ Tensor PositionEmbedding::call(const Tensor& inputs, bool) {
   }
   // The (length, dim) table broadcasts over the batch axis.
   const Tensor embeddings = embeddings_.value();  // value() is a new handle: keep it alive here
-  return ops::add(inputs, embeddings.dtype() == inputs.dtype() ? embeddings : ops::cast(embeddings, inputs.dtype()));
+  return ops::add(inputs, detail::cast_to(embeddings, inputs.dtype()));
 }
 
 }  // namespace accel::keras

@@ -6,6 +6,7 @@
 #include <accel/ops.hpp>
 
 #include "../utils/constant_like.hpp"
+#include "../utils/cast_to.hpp"
 
 namespace accel::keras {
 namespace {
@@ -29,8 +30,7 @@ void squeeze_trailing_unit_axis(Tensor& y_true, Tensor& y_pred) {
 // Keras 3 computes losses in float32 (the loss's dtype, floatx) whatever the
 // model's policy: 16-bit predictions and labels are cast up first.
 Tensor in_float32(const Tensor& tensor) {
-  const DType dtype = tensor.dtype();
-  return dtype == DType::kBFloat16 || dtype == DType::kFloat16 ? ops::cast(tensor, DType::kFloat32) : tensor;
+  return is_floating(tensor.dtype()) ? detail::cast_to(tensor, DType::kFloat32) : tensor;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <accel/ops.hpp>
 
 #include "../utils/constant_like.hpp"
+#include "../utils/cast_to.hpp"
 
 namespace accel::keras {
 namespace {
@@ -26,7 +27,7 @@ Tensor clip_probabilities(const Tensor& probabilities) {
 
 // Labels as the float dtype of the predictions (they may arrive as integers).
 Tensor as_dtype_of(const Tensor& labels, const Tensor& predictions) {
-  return labels.dtype() == predictions.dtype() ? labels : ops::cast(labels, predictions.dtype());
+  return detail::cast_to(labels, predictions.dtype());
 }
 
 void check_same_shape(const std::string& loss, const Tensor& y_true, const Tensor& y_pred) {

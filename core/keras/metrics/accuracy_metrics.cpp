@@ -6,6 +6,7 @@
 #include <accel/ops.hpp>
 
 #include "../utils/constant_like.hpp"
+#include "../utils/cast_to.hpp"
 
 namespace accel::keras {
 namespace {
@@ -23,7 +24,7 @@ Mean::BatchContribution SparseCategoricalAccuracy::batch_contribution(const Tens
     throw InvalidArgumentError(name() + ": " + std::to_string(labels.element_count()) + " labels for predictions " +
                                y_pred.shape().to_string());
   }
-  const Tensor labels_as_int64 = labels.dtype() == DType::kInt64 ? labels : ops::cast(labels, DType::kInt64);
+  const Tensor labels_as_int64 = detail::cast_to(labels, DType::kInt64);
   return {count_true(ops::equal(labels_as_int64, predicted)), static_cast<double>(labels.element_count())};
 }
 
@@ -34,7 +35,7 @@ Mean::BatchContribution CategoricalAccuracy::batch_contribution(const Tensor& y_
 
 Mean::BatchContribution BinaryAccuracy::batch_contribution(const Tensor& y_true, const Tensor& y_pred) const {
   const Tensor predicted = ops::cast(ops::greater(y_pred, detail::constant_like(threshold_, y_pred)), y_pred.dtype());
-  const Tensor labels = y_true.dtype() == y_pred.dtype() ? y_true : ops::cast(y_true, y_pred.dtype());
+  const Tensor labels = detail::cast_to(y_true, y_pred.dtype());
   const Tensor matches = ops::cast(ops::equal(labels.reshape(predicted.shape()), predicted), DType::kFloat32);
   // Keras averages each sample over the last axis, then the samples.
   const Tensor per_sample = matches.rank() == 0 ? matches : ops::reduce_mean(matches, {-1});

@@ -10,6 +10,7 @@
 
 #include "../utils/constant_like.hpp"
 #include "graph/trace_scopes.hpp"
+#include "../utils/cast_to.hpp"
 
 namespace accel::keras {
 namespace {
@@ -81,8 +82,7 @@ std::vector<Variable> LossScaleOptimizer::variables() const {
 }
 
 Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
-  const Tensor scale = dynamic_scale_.value().to(loss.device());
-  return ops::mul(loss, scale.dtype() == loss.dtype() ? scale : ops::cast(scale, loss.dtype()));
+  return ops::mul(loss, detail::cast_to(dynamic_scale_.value().to(loss.device()), loss.dtype()));
 }
 
 void LossScaleOptimizer::update_variable(const Variable& variable, const Tensor&, double, int64_t) {
@@ -129,8 +129,7 @@ void LossScaleOptimizer::apply_gradients_per_replica(const std::vector<Gradients
     for (auto& [gradient, variable] : pairs) {
       if (!gradient.defined()) continue;
       DeviceScope on_its_device(gradient.device());
-      const Tensor divisor = scale.to(gradient.device());
-      gradient = ops::div(gradient, divisor.dtype() == gradient.dtype() ? divisor : ops::cast(divisor, gradient.dtype()));
+      gradient = ops::div(gradient, detail::cast_to(scale.to(gradient.device()), gradient.dtype()));
     }
   }
   inner_->apply_gradients_per_replica(unscaled);

@@ -11,6 +11,7 @@
 
 #include "hdf5_file.hpp"
 #include "weight_mismatch.hpp"
+#include "../utils/cast_to.hpp"
 
 #include <map>
 #include <set>
@@ -167,8 +168,8 @@ void load_from(Model& model, const Hdf5File& file, bool skip_mismatch) {
   }
   report.raise_or_warn(file.source(), model.name(), skip_mismatch);
   for (auto& [stored, variable] : assignments) {
-    const Tensor value = Tensor::from_host(stored.bytes.data(), stored.shape, stored.dtype, variable.device());
-    variable.assign(value.dtype() == variable.dtype() ? value : ops::cast(value, variable.dtype()));
+    variable.assign(detail::cast_to(Tensor::from_host(stored.bytes.data(), stored.shape, stored.dtype, variable.device()),
+                                    variable.dtype()));
   }
 }
 

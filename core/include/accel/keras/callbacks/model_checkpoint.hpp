@@ -19,6 +19,7 @@
 #pragma once
 
 #include <accel/keras/callbacks/callback.hpp>
+#include <accel/keras/callbacks/checkpoint_format.hpp>
 
 #include <limits>
 #include <optional>
@@ -26,18 +27,9 @@
 
 namespace accel::keras {
 
-// The kind of file a checkpoint path asks for.
-enum class CheckpointFormat {
-  kKerasArchive,  // ".keras": the model, as Keras 3's model.save
-  kWeightsH5,     // ".weights.h5": the weights, as Keras 3's model.save_weights
-  kSafetensors,   // ".safetensors": the weights, and the optimizer's state unless weights only
-};
-
-// The format `filepath` (a pattern, its extension last) asks for. An
-// extension that does not fit save_weights_only is InvalidArgumentError
-// naming the path and the extensions that fit, as Keras 3 refuses them: a
-// model goes to ".keras" or ".safetensors", weights alone to ".weights.h5"
-// or ".safetensors".
+// The format `filepath` asks for (fitting_checkpoint_format). An extension
+// that does not fit save_weights_only is InvalidArgumentError naming the path
+// and the extensions that fit, as Keras 3 refuses them.
 CheckpointFormat checkpoint_format(const std::string& filepath, bool save_weights_only);
 
 struct ModelCheckpointOptions {
