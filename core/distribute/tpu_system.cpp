@@ -66,9 +66,12 @@ TpuTopology initialize_tpu_system(const TPUClusterResolver& resolver) {
     throw NotFoundError(fmt::format("initialize_tpu_system('{}'): the TPU emulator plugin is not loaded{}",
                                     resolver.tpu(), why_no_emulator()));
   }
-  const TpuTopology topology = topology_of(nlohmann::json::parse(emulator->system_json()));
-  if (topology.preset != slice.preset || topology.chips != slice.chips ||
-      topology.num_tpus_per_task != slice.cores) {
+  const nlohmann::json system = nlohmann::json::parse(emulator->system_json());
+  const TpuTopology topology = topology_of(system);
+  // With tpu_sim.megacore=on each chip is one device: the slice's chips.
+  const bool megacore = system.value("megacore", false);
+  const int devices = megacore ? slice.chips : slice.cores;
+  if (topology.preset != slice.preset || topology.chips != slice.chips || topology.num_tpus_per_task != devices) {
     throw FailedPreconditionError(fmt::format(
         "initialize_tpu_system('{}') asks for {} with {} chips ({} TensorCores), but the TPU emulator already runs "
         "{} with {} chips ({} TensorCores): initialize the TPU system before anything lists devices or creates "

@@ -39,10 +39,11 @@ bool writes_in_place(const Node& node, ValueId value) {
   return false;
 }
 
-// Runs a device op node on its device into outputs already allocated.
+// Runs a device op node on its device into outputs already allocated, as
+// one op of a compiled program (ACCEL_OP_CALL_COMPILED).
 void dispatch_node(const Node& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   detail::run_op_into(node.device, static_cast<AccelOp>(node.op), inputs, outputs,
-                      node.has_attributes() ? node.attributes.data() : nullptr);
+                      node.has_attributes() ? node.attributes.data() : nullptr, ACCEL_OP_CALL_COMPILED);
 }
 
 // ACCEL_RECORDED_REPLAYS=0 dispatches every node (to measure what recording gains).

@@ -182,6 +182,21 @@ void check_operands(AccelOp op, std::span<const HostTensor> inputs, std::span<co
       expect(outputs[0], dtype, "output");
       return;
     case ACCEL_OP_ARGMAX: expect(outputs[0], ACCEL_DTYPE_I64, "output"); return;
+    case ACCEL_OP_BATCH_NORM: case ACCEL_OP_BATCH_NORM_BACKWARD: {
+      // TensorFlow's FusedBatchNormV3 types: activations T (x, y; dy, dx) and
+      // per-feature operands U, which is T or, for 16-bit T, float32.
+      const bool forward = op == ACCEL_OP_BATCH_NORM;
+      const size_t activations = forward ? 1 : 2;
+      const AccelDType per_feature = inputs[activations].dtype;
+      if (per_feature != dtype && !(per_feature == ACCEL_DTYPE_F32 && is_float(dtype))) {
+        invalid(std::string("per-feature operands must be ") + sdk::dtype_name(dtype) + " or float32, got " +
+                describe(inputs[activations]));
+      }
+      for (size_t i = 0; i < inputs.size(); ++i) expect(inputs[i], i < activations ? dtype : per_feature, "input");
+      expect(outputs[0], dtype, forward ? "y" : "dx");
+      for (size_t i = 1; i < outputs.size(); ++i) expect(outputs[i], per_feature, "per-feature output");
+      return;
+    }
     case ACCEL_OP_FUSED_ELEMENTWISE: return;  // the program gives every dtype (fused_program.cpp)
     case ACCEL_OP_CAST: case ACCEL_OP_FILL: case ACCEL_OP_RANDOM_UNIFORM: case ACCEL_OP_RANDOM_NORMAL:
     case ACCEL_OP_RANDOM_TRUNCATED_NORMAL: case ACCEL_OP_ONE_HOT:

@@ -81,7 +81,7 @@ struct TensorDescriptions {
 };
 
 void execute_on(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
-                std::span<const Tensor> outputs, const void* attributes) {
+                std::span<const Tensor> outputs, const void* attributes, uint32_t call_flags = 0) {
   bool all_outputs_empty = !outputs.empty() &&
                            std::all_of(outputs.begin(), outputs.end(),
                                        [](const Tensor& output) { return output.element_count() == 0; });
@@ -99,6 +99,7 @@ void execute_on(LogicalDevice* device, AccelOp op, std::span<const Tensor> input
   call.outputs = output_descriptions.data;
   call.attributes = attributes;
   call.sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
+  call.flags = call_flags;
   AccelStatus* status = device->api().execute(device->handle(), &call);
   if (status != nullptr) {
     check_status(status, fmt::format("op {} on {}", op_display_name(op), device->name()));
@@ -172,9 +173,9 @@ bool inputs_live_on(const LogicalDevice* device, std::span<const Tensor> inputs)
 }
 
 void execute_with_local_inputs(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs,
-                               std::span<const Tensor> outputs, const void* attributes) {
+                               std::span<const Tensor> outputs, const void* attributes, uint32_t call_flags = 0) {
   if (inputs_live_on(device, inputs)) {
-    execute_on(device, op, inputs, outputs, attributes);
+    execute_on(device, op, inputs, outputs, attributes, call_flags);
     return;
   }
   std::vector<Tensor> local_inputs;
@@ -182,7 +183,7 @@ void execute_with_local_inputs(LogicalDevice* device, AccelOp op, std::span<cons
   for (const Tensor& input : inputs) {
     local_inputs.push_back(input.storage()->device == device ? input : copy_to_device(input, device));
   }
-  execute_on(device, op, local_inputs, outputs, attributes);
+  execute_on(device, op, local_inputs, outputs, attributes, call_flags);
   const OpInfo& info = op_info(op);
   for (size_t index = 0; index < inputs.size(); ++index) {
     if (((info.updated_inputs >> index) & 1u) && inputs[index].storage()->device != device) {
@@ -290,7 +291,7 @@ bool runs_natively(LogicalDevice* device, AccelOp op, std::span<const Tensor> in
 }
 
 void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                 const void* attributes) {
+                 const void* attributes, uint32_t call_flags) {
   const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype());
   LogicalDevice* ran_on = device;
   if (!device->supports(op, dtype)) {
@@ -301,7 +302,7 @@ void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inpu
     for (size_t index = 0; index < outputs.size(); ++index) const_cast<Tensor&>(outputs[index]).assign(results[index]);
     ran_on = RuntimeState::instance().cpu_device();
   } else {
-    execute_with_local_inputs(device, op, inputs, outputs, attributes);
+    execute_with_local_inputs(device, op, inputs, outputs, attributes, call_flags);
   }
   log_placement_and_notify(op, ran_on, inputs, outputs, attributes);
 }

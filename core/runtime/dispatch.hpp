@@ -29,9 +29,9 @@ bool runs_natively(LogicalDevice* device, AccelOp op, std::span<const Tensor> in
 
 // Runs `op` on `device` into outputs the caller allocated (a compiled step's
 // planned buffers), with run_op's CPU fallback, input copies, placement log
-// and observers.
+// and observers. `call_flags` are the AccelOpCall's ACCEL_OP_CALL_* bits.
 void run_op_into(LogicalDevice* device, AccelOp op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                 const void* attributes);
+                 const void* attributes, uint32_t call_flags = 0);
 
 // The device an op with these inputs runs on: the innermost DeviceScope, else
 // the first input's device, else the default device.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "runtime/status.hpp"
@@ -44,6 +45,18 @@ TpuCoreTotals TpuEmulator::totals(int core) const {
     energy.vector_j = totals.vector_energy_j;
     energy.link_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_LINK_MISSING) != 0;
     energy.vector_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_VECTOR_MISSING) != 0;
+    // Static: the core's share of its chip's idle power, over its timeline.
+    const nlohmann::json system = nlohmann::json::parse(system_json(), nullptr, false);
+    const nlohmann::json idle =
+        system.is_object() && system["energy"].is_object() ? system["energy"].value("idle_power_w", nlohmann::json())
+                                                             : nlohmann::json();
+    const int cores_per_chip = system.is_object() ? std::max(1, system.value("cores_per_chip", 1)) : 1;
+    if (idle.is_number()) {
+      energy.static_j = idle.get<double>() / cores_per_chip * totals.seconds;
+      energy.total_j += energy.static_j;
+    } else {
+      energy.static_missing = true;
+    }
   }
   return result;
 }
@@ -55,8 +68,10 @@ TpuEnergy& TpuEnergy::operator+=(const TpuEnergy& other) {
   hbm_j += other.hbm_j;
   link_j += other.link_j;
   vector_j += other.vector_j;
+  static_j += other.static_j;
   link_missing = link_missing || other.link_missing;
   vector_missing = vector_missing || other.vector_missing;
+  static_missing = static_missing || other.static_missing;
   return *this;
 }
 

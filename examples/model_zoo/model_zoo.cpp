@@ -12,6 +12,7 @@ namespace {
 const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>>& builders() {
   static const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>> table = {
       {"resnet50", [] { return resnet50(); }},
+      {"resnet50_v1_5", [] { return resnet50_v1_5(); }},
       {"resnet18", [] { return resnet18(); }},
       {"resnet_small_28x28", [] { return resnet_small_28x28(); }},
       {"vit_fashion_mnist", [] { return vit_fashion_mnist(); }},

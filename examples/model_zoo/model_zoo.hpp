@@ -23,6 +23,10 @@ struct ImageClassifierOptions {
 
 // keras.applications.ResNet50(weights=None, include_top=True).
 std::shared_ptr<keras::Model> resnet50(const ImageClassifierOptions& options = {});
+// ResNet-50 v1.5 as MLPerf Training trains it: the stride on each
+// downsampling block's 3x3 convolution, convolutions without bias, batch
+// norm with momentum 0.9 and epsilon 1e-5; keras.applications' names.
+std::shared_ptr<keras::Model> resnet50_v1_5(const ImageClassifierOptions& options = {});
 // ResNet-18 in keras.applications' layout: ResNet50's stem, 4 stages of 2
 // basic blocks (64, 128, 256, 512 filters).
 std::shared_ptr<keras::Model> resnet18(const ImageClassifierOptions& options = {});

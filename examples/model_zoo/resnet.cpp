@@ -106,7 +106,62 @@ KerasTensor basic_stage(KerasTensor x, int64_t filters, int blocks, int32_t stri
   return x;
 }
 
+// ResNet-50 v1.5 as MLPerf trains it: convolutions without bias, batch norm
+// with momentum 0.9 and epsilon 1e-5 (TensorFlow's official resnet_model).
+constexpr double kMlperfBatchNormEpsilon = 1e-5;
+constexpr double kMlperfBatchNormMomentum = 0.9;
+
+KerasTensor mlperf_convolution(const KerasTensor& x, int64_t filters, int32_t kernel, int32_t stride,
+                               const std::string& padding, const std::string& name) {
+  return (*std::make_shared<keras::Conv2D>(
+      filters, kernel,
+      keras::Conv2DOptions{.strides = {stride, stride}, .padding = padding, .use_bias = false, .name = name}))(x);
+}
+
+KerasTensor mlperf_batch_norm(const KerasTensor& x, const std::string& name) {
+  return (*std::make_shared<keras::BatchNormalization>(keras::BatchNormalizationOptions{
+      .axis = 3, .momentum = kMlperfBatchNormMomentum, .epsilon = kMlperfBatchNormEpsilon, .name = name}))(x);
+}
+
+// v1.5's bottleneck: the stride on the 3x3 convolution, where v1 has it on the first 1x1.
+KerasTensor mlperf_bottleneck_block(const KerasTensor& x, int64_t filters, int32_t stride, bool projection,
+                                    const std::string& name) {
+  KerasTensor shortcut = x;
+  if (projection) {
+    shortcut = mlperf_batch_norm(mlperf_convolution(x, 4 * filters, 1, stride, "valid", name + "_0_conv"),
+                                 name + "_0_bn");
+  }
+  KerasTensor y = mlperf_convolution(x, filters, 1, 1, "valid", name + "_1_conv");
+  y = relu(mlperf_batch_norm(y, name + "_1_bn"), name + "_1_relu");
+  y = mlperf_convolution(y, filters, 3, stride, "same", name + "_2_conv");
+  y = relu(mlperf_batch_norm(y, name + "_2_bn"), name + "_2_relu");
+  y = mlperf_batch_norm(mlperf_convolution(y, 4 * filters, 1, 1, "valid", name + "_3_conv"), name + "_3_bn");
+  return relu(add(shortcut, y, name + "_add"), name + "_out");
+}
+
 }  // namespace
+
+std::shared_ptr<keras::Model> resnet50_v1_5(const ImageClassifierOptions& options) {
+  const KerasTensor inputs = image_input(options);
+  KerasTensor x = zero_padding(inputs, 3, "conv1_pad");
+  x = mlperf_convolution(x, 64, 7, 2, "valid", "conv1_conv");
+  x = relu(mlperf_batch_norm(x, "conv1_bn"), "conv1_relu");
+  x = zero_padding(x, 1, "pool1_pad");
+  x = (*std::make_shared<keras::MaxPooling2D>(
+      keras::Pooling2DOptions{.pool_size = {3, 3}, .strides = std::array<int32_t, 2>{2, 2}, .name = "pool1_pool"}))(x);
+  const struct {
+    int64_t filters;
+    int blocks;
+    int32_t stride;
+  } stages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int block = 1; block <= stages[stage].blocks; ++block) {
+      x = mlperf_bottleneck_block(x, stages[stage].filters, block == 1 ? stages[stage].stride : 1, block == 1,
+                                  "conv" + std::to_string(stage + 2) + "_block" + std::to_string(block));
+    }
+  }
+  return std::make_shared<keras::Model>(inputs, classifier_head(x, options.classes), "resnet50_v1_5");
+}
 
 std::shared_ptr<keras::Model> resnet50(const ImageClassifierOptions& options) {
   const KerasTensor inputs = image_input(options);

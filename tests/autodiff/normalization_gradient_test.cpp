@@ -84,6 +84,47 @@ TEST(BatchNormGradient, FusedAndComposedAgree) {
   expect_near(fused_gradients[2], composed_gradients[2], 1e-4, "doffset");
 }
 
+// A bfloat16 x with float32 scale and offset (FusedBatchNormV3's T and U,
+// plugin API 1.7): one op that gives exactly the bits of the casts around the
+// float32 op, forward and backward, with float32 statistics and their gradients.
+TEST(BatchNormGradient, MixedPrecisionEqualsTheCastsAroundTheFloat32OpBitwise) {
+  const Tensor x = ops::cast(ops::random_uniform(Shape{64, 6, 6, 12}, 94, -2.0, 5.0), DType::kBFloat16);
+  const Tensor scale = ops::random_uniform(Shape{12}, 95, 0.5, 2.0);
+  const Tensor offset = ops::random_uniform(Shape{12}, 96, -1.0, 1.0);
+  const Tensor weights = ops::cast(ops::random_uniform(Shape{64, 6, 6, 12}, 97, -1.0, 1.0), DType::kBFloat16);
+  auto run = [&](bool mixed) {
+    GradientTape tape;
+    for (const Tensor& watched : {x, scale, offset}) tape.watch(watched);
+    ops::BatchNormResult result;
+    if (mixed) {
+      result = ops::batch_norm(x, scale, offset, 1e-3);
+    } else {
+      result = ops::batch_norm(ops::cast(x, DType::kFloat32), scale, offset, 1e-3);
+      result.y = ops::cast(result.y, DType::kBFloat16);
+    }
+    const Tensor loss = ops::reduce_sum(ops::cast(ops::mul(result.y, weights), DType::kFloat32));
+    std::vector<Tensor> out = tape.gradient(loss, {x, scale, offset});
+    out.insert(out.begin(), {result.y, result.mean, result.variance});
+    return out;
+  };
+  const std::vector<Tensor> mixed = run(true), casts = run(false);
+  EXPECT_EQ(mixed[0].dtype(), DType::kBFloat16);
+  EXPECT_EQ(mixed[1].dtype(), DType::kFloat32);
+  EXPECT_EQ(mixed[3].dtype(), DType::kBFloat16);  // dx
+  EXPECT_EQ(mixed[4].dtype(), DType::kFloat32);   // dscale
+  const char* names[] = {"y", "mean", "variance", "dx", "dscale", "doffset"};
+  for (size_t index = 0; index < mixed.size(); ++index) {
+    expect_near(ops::cast(mixed[index], DType::kFloat32), ops::cast(casts[index], DType::kFloat32), 0.0, names[index]);
+  }
+  // bfloat16 scale with a float32 x is refused, naming what was expected.
+  try {
+    ops::batch_norm(ops::cast(x, DType::kFloat32), ops::cast(scale, DType::kBFloat16), offset, 1e-3);
+    FAIL() << "a bfloat16 scale beside a float32 x was accepted";
+  } catch (const InvalidArgumentError& error) {
+    EXPECT_NE(std::string(error.what()).find("expected float32[12]"), std::string::npos) << error.what();
+  }
+}
+
 TEST(BatchNorm, NamesWhatIsWrong) {
   const Tensor x = ops::zeros(Shape{4, 3});
   try {

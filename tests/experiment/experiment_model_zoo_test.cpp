@@ -76,6 +76,8 @@ const std::vector<ZooFile>& zoo_files() {
       {"transformer_encoder_classifier.yaml", "transformer_encoder_classifier",
        [] { return model_zoo::transformer_encoder_classifier(); }},
       {"resnet50.yaml", "resnet50_32x32x3_10", [] { return model_zoo::resnet50({{32, 32, 3}, 10}); }},
+      {"resnet50_v1_5.yaml", "resnet50_v1_5_224x224x3_1000",
+       [] { return model_zoo::resnet50_v1_5({{224, 224, 3}, 1000}); }},
       // ResNet-18's parameters do not depend on the input size (global
       // average pooling feeds the head): the 224x224 golden holds for 32x32.
       {"resnet18.yaml", "resnet18_224x224x3_1000", [] { return model_zoo::resnet18({{32, 32, 3}, 1000}); }},

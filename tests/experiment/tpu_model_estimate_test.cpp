@@ -4,9 +4,11 @@
 // compute); a file with only name: and model: is estimated with SGD on a mean
 // squared error; fusions are named by what they fuse; on an emulated slice
 // the all-reduce is part of the step; a sweep over a preset field
-// re-estimates per value; a file without an input shape is refused.
+// re-estimates per value; a file without an input shape is refused; the
+// published model-scale rows (configs/tpu/fidelity/mlperf_training.yaml) hold.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "run_test_support.hpp"
 
@@ -154,15 +156,48 @@ TEST(TpuModelEstimate, ASweepReestimatesPerValueOfAPresetField) {
 }
 
 // The number of chips is swept through the slice: more chips, a smaller
-// batch per replica, a shorter step.
+// batch per replica, a shorter step (at a batch where compute outweighs the
+// all-reduce's hops; at 64 images the step is latency-bound).
 TEST(TpuModelEstimate, ASweepOverSlicesSweepsTheChips) {
   const fs::path file = write_model_file("slices", kResidualCnn);
   const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string() +
-                                                  " --batch 64 --json --sweep slice=v4-8,v4-16");
+                                                  " --batch 1024 --json --sweep slice=v4-8,v4-16");
   ASSERT_EQ(result.code, 0) << result.output;
   const json sweep = json::parse(result.output);
   ASSERT_EQ(sweep["points"].size(), 2u);
   EXPECT_GT(sweep["points"][0]["step_seconds"].get<double>(), sweep["points"][1]["step_seconds"].get<double>());
+}
+
+// Every replica of a data-parallel step runs the same program, so a slice
+// can be timed as one replica plus the slice's all-reduce: on a v4-16 (8
+// chips as megacore devices, 16 TensorCores without) that equals running
+// every replica, and a 2,048-chip slice is estimated without opening 2,048
+// devices.
+TEST(TpuModelEstimate, OneReplicaTimedEqualsTheWholeSlice) {
+  const fs::path file = write_model_file("one_replica", kResidualCnn);
+  for (const std::string megacore : {"", " --megacore"}) {
+    const json whole = estimate(file, "--batch 1024 --slice v4-16" + megacore);
+    const json one = estimate(file, "--batch 1024 --slice v4-16 --time-one-replica" + megacore);
+    ASSERT_TRUE(whole.is_object() && one.is_object());
+    EXPECT_FALSE(whole["one_replica_timed"].get<bool>());
+    EXPECT_TRUE(one["one_replica_timed"].get<bool>());
+    EXPECT_EQ(one["replicas"], whole["replicas"]);
+    EXPECT_EQ(one["replicas"], megacore.empty() ? 16 : 8);
+    EXPECT_EQ(one["all_reduce_bytes"], whole["all_reduce_bytes"]);
+    EXPECT_NEAR(one["all_reduce_seconds"].get<double>() / whole["all_reduce_seconds"].get<double>(), 1.0, 1e-3);
+    EXPECT_NEAR(one["step_seconds"].get<double>() / whole["step_seconds"].get<double>(), 1.0, 1e-2) << megacore;
+  }
+  const json pod = estimate(file, "--batch 262144 --slice v4-4096 --megacore");
+  ASSERT_TRUE(pod.is_object());
+  EXPECT_TRUE(pod["one_replica_timed"].get<bool>());
+  EXPECT_EQ(pod["replicas"], 2048);
+  EXPECT_GT(pod["all_reduce_seconds"].get<double>(), 0.0);
+  // A batch that does not split over the replicas is refused, naming both.
+  const testing::CommandResult uneven =
+      run_shell(kAccel + " tpu estimate --model " + file.string() + " --batch 1000 --slice v4-4096 --megacore");
+  EXPECT_EQ(uneven.code, 2);
+  EXPECT_NE(uneven.output.find("a global batch of 1000 does not split over its 2048 replicas"), std::string::npos)
+      << uneven.output;
 }
 
 TEST(TpuModelEstimate, AFileWithoutAnInputShapeIsRefused) {
@@ -170,6 +205,48 @@ TEST(TpuModelEstimate, AFileWithoutAnInputShapeIsRefused) {
   const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string());
   EXPECT_EQ(result.code, 2) << result.output;
   EXPECT_NE(result.output.find("needs the model's input shape"), std::string::npos) << result.output;
+}
+
+// Each row of the model-scale fidelity table: the compiled step estimated
+// as `accel tpu estimate --model` does, plus the gradient all-reduce over the
+// published slice on the preset's torus, within the row's tolerance of the
+// published step time. The all-reduce is counted whole (not overlapped with
+// the backward pass), which makes the estimate an upper bound.
+TEST(TpuModelEstimate, PublishedModelStepsWithinTheirTolerance) {
+  const fs::path root = EXPERIMENT_SOURCE_DIR;
+  const YAML::Node table = YAML::LoadFile((root / "configs/tpu/fidelity/mlperf_training.yaml").string());
+  ASSERT_GT(table["steps"].size(), 0u);
+  for (const YAML::Node& row : table["steps"]) {
+    const std::string name = row["name"].as<std::string>();
+    const std::string preset = row["preset"].as<std::string>();
+    std::string arguments = "--preset " + preset + " --batch " + std::to_string(row["batch"].as<int>());
+    if (row["megacore"].as<bool>()) arguments += " --megacore";
+    const json step = estimate(root / row["model"].as<std::string>(), arguments);
+    ASSERT_TRUE(step.is_object()) << name;
+    const YAML::Node slice = row["all_reduce"];
+    std::string dims;
+    for (const YAML::Node& dim : slice["dims"]) dims += (dims.empty() ? "" : ",") + dim.as<std::string>();
+    const testing::CommandResult reduce = run_shell(
+        kAccel + " tpu estimate --json --preset " + preset + " --set chips=" + slice["chips"].as<std::string>() +
+        " --set 'interconnect.dims=[" + dims + "]' allreduce " + (row["megacore"].as<bool>() ? "--megacore " : "") +
+        slice["bytes"].as<std::string>());
+    ASSERT_EQ(reduce.code, 0) << reduce.output;
+    const json all_reduce = json::parse(reduce.output, nullptr, false);
+    ASSERT_TRUE(all_reduce.is_object()) << reduce.output;
+    const double all_reduce_seconds = all_reduce["time_ms"].get<double>() / 1e3;
+    const double estimated = step["step_seconds"].get<double>() + all_reduce_seconds;
+    const double published = row["published_step_seconds"].as<double>();
+    EXPECT_NEAR(estimated / published, 1.0, row["tolerance"].as<double>())
+        << name << ": estimated " << estimated * 1e3 << " ms (step " << step["step_seconds"].get<double>() * 1e3
+        << " ms + all-reduce " << all_reduce_seconds * 1e3 << " ms), published "
+        << published * 1e3 << " ms";
+    if (const YAML::Node power = row["published_power_w"]) {
+      ASSERT_TRUE(step["energy"].is_object()) << name << ": the preset has no energy figures";
+      const double watts = step["energy"]["average_power_w"].get<double>();
+      EXPECT_GE(watts, power[0].as<double>()) << name;
+      EXPECT_LE(watts, power[1].as<double>()) << name;
+    }
+  }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>>& con
   static const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>> table = {
       {"resnet50_224x224x3_1000", [] { return resnet50({{224, 224, 3}, 1000}); }},
       {"resnet50_32x32x3_10", [] { return resnet50({{32, 32, 3}, 10}); }},
+      {"resnet50_v1_5_224x224x3_1000", [] { return resnet50_v1_5({{224, 224, 3}, 1000}); }},
       {"resnet18_224x224x3_1000", [] { return resnet18({{224, 224, 3}, 1000}); }},
       {"resnet_small_28x28", [] { return resnet_small_28x28(); }},
       {"vit_fashion_mnist_p4", [] { return vit_fashion_mnist({.patch_size = 4}); }},
@@ -95,7 +96,7 @@ TEST(ZooArchitectureTest, LayerTablesEqualKeras) {
       EXPECT_EQ(actual.inbound, expected[index].inbound);
     }
   }
-  EXPECT_GE(tables, 5) << "the small models and ResNet-18 have layer tables";
+  EXPECT_GE(tables, 6) << "the small models, ResNet-50 v1.5 and ResNet-18 have layer tables";
 }
 
 TEST(ZooArchitectureTest, ModelsAreFoundByNameAndAnUnknownNameListsThem) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_norm_fusion.hpp"
 #include "fused_work.hpp"
 #include "op_costing.hpp"
 #include "timing/op_timing.hpp"
@@ -518,6 +519,61 @@ TEST(Energy, AResidentInputCostsNoHbmEnergyButIsStillRead) {
   // The vector unit still loads x from VMEM; only the DMA's write of it into VMEM goes.
   EXPECT_DOUBLE_EQ(from_hbm.sram_j - from_vmem.sram_j, bytes_of(x) * 1.75e-12);
   EXPECT_DOUBLE_EQ(from_vmem.vector_j, from_hbm.vector_j);
+}
+
+// ------------------------------------------------- batch norm in programs
+
+// BATCH_NORM of bf16 x[128, 28, 28, 256] with float32 per-feature operands,
+// by hand: alone, two passes over x (statistics, normalization) and y once;
+// with x from its producer's fusion, one pass over x.
+TEST(BatchNormFusion, StatisticsFromTheProducerSkipOnePassOverX) {
+  const HostTensor x = tensor({128, 28, 28, 256}, ACCEL_DTYPE_BF16), y = tensor({128, 28, 28, 256}, ACCEL_DTYPE_BF16);
+  const HostTensor scale = tensor({256}), offset = tensor({256}), mean = tensor({256}), variance = tensor({256});
+  const std::int64_t activations = bytes_of(x);  // 51,380,224
+  ASSERT_EQ(activations, 128 * 28 * 28 * 256 * 2);
+  const OpCost alone = cost_op(tpu_v4(), ACCEL_OP_BATCH_NORM, std::vector{x, scale, offset},
+                               std::vector{y, mean, variance}, nullptr);
+  EXPECT_EQ(alone.timing.hbm_bytes, 2 * activations + 2 * 1024 + activations + 2 * 1024);
+  const OpCost fused = cost_op(tpu_v4(), ACCEL_OP_BATCH_NORM, std::vector{x, scale, offset},
+                               std::vector{y, mean, variance}, nullptr, {}, {}, {true, false, false});
+  EXPECT_EQ(fused.timing.hbm_bytes, alone.timing.hbm_bytes - activations);
+  EXPECT_EQ(fused.vmem_read_bytes, activations);
+  EXPECT_EQ(fused.timing.compute_cycles, alone.timing.compute_cycles);  // the vector work stays
+  // Backward: dy from its producer, x still twice (sums and dx).
+  const HostTensor dy = x, dx = y;
+  const OpCost backward = cost_op(tpu_v4(), ACCEL_OP_BATCH_NORM_BACKWARD, std::vector{dy, x, scale, mean, variance},
+                                  std::vector{dx, scale, offset}, nullptr, {}, {}, {true, false});
+  EXPECT_EQ(backward.timing.hbm_bytes, activations + 2 * activations + 3 * 1024 + activations + 2 * 1024);
+}
+
+// Which inputs come from a producer: only between ops of a compiled step,
+// only from the producer each rule names, found among the recent kernels.
+TEST(BatchNormFusion, ProducersAreRecentCompiledKernelsOfTheRightKind) {
+  std::vector<char> memory(4096);
+  const HostTensor conv_out = tensor({4, 8, 8, 4}, ACCEL_DTYPE_BF16, memory.data());
+  const HostTensor normalized = tensor({4, 8, 8, 4}, ACCEL_DTYPE_BF16, memory.data() + 1024);
+  const HostTensor statistics = tensor({4}, ACCEL_DTYPE_F32, memory.data() + 2048);
+  const HostTensor scale = tensor({4}, ACCEL_DTYPE_F32, memory.data() + 2064);
+  RecentKernels recent;
+  record_producer(recent, ACCEL_OP_CONV2D, true, std::vector{conv_out});
+  for (int small = 0; small < 3; ++small) record_producer(recent, ACCEL_OP_MUL, true, std::vector{statistics});
+  const std::vector batch_norm_inputs{conv_out, scale, scale};
+  EXPECT_EQ(inputs_from_producer(recent, ACCEL_OP_BATCH_NORM, true, batch_norm_inputs, ResidencyMode::kFused),
+            (ResidentInputs{true, false, false}));
+  // Eager, or off: nothing.
+  EXPECT_TRUE(inputs_from_producer(recent, ACCEL_OP_BATCH_NORM, false, batch_norm_inputs, ResidencyMode::kFused).empty());
+  EXPECT_TRUE(inputs_from_producer(recent, ACCEL_OP_BATCH_NORM, true, batch_norm_inputs, ResidencyMode::kOff).empty());
+  // An elementwise consumer of a convolution's output is no batch norm consumer.
+  EXPECT_TRUE(inputs_from_producer(recent, ACCEL_OP_RELU, true, std::vector{conv_out}, ResidencyMode::kFused).empty());
+  // The ReLU after the batch norm reads its output on chip.
+  record_producer(recent, ACCEL_OP_BATCH_NORM, true, std::vector{normalized, statistics, statistics});
+  EXPECT_EQ(inputs_from_producer(recent, ACCEL_OP_RELU, true, std::vector{normalized}, ResidencyMode::kFused),
+            ResidentInputs{true});
+  // A producer pushed out of the recent kernels no longer counts.
+  for (std::size_t other = 0; other < kRecentKernels; ++other) {
+    record_producer(recent, ACCEL_OP_MUL, true, std::vector{statistics});
+  }
+  EXPECT_TRUE(inputs_from_producer(recent, ACCEL_OP_RELU, true, std::vector{normalized}, ResidencyMode::kFused).empty());
 }
 
 TEST(FusedKernels, OnlyFusionsAndEpiloguesAreFusedKernels) {

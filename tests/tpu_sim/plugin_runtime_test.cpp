@@ -202,21 +202,28 @@ TEST(TpuSimPlugin, SettingsSelectPresetChipsAndOverrides) {
 
 TEST(TpuSimPlugin, BadPresetFileSkipsThePluginWithFileLineAndColumn) {
   const std::filesystem::path bad = std::filesystem::temp_directory_path() / "accel_tpu_sim_bad_preset.yaml";
+  int misspelled_line = 0;
   {
     std::ifstream preset(tpu::find_preset("tpu_v4"));
     std::ofstream out(bad);
+    int number = 0;
     for (std::string line; std::getline(preset, line);) {
+      ++number;
+      if (line.rfind("clock_hz:", 0) == 0) misspelled_line = number;
       out << (line.rfind("clock_hz:", 0) == 0 ? "clock_hx: 1050e6" : line) << '\n';
     }
   }
-  in_fresh_process([bad] {
+  ASSERT_GT(misspelled_line, 0);
+  in_fresh_process([bad, misspelled_line] {
     config::set_setting("tpu_sim.preset", bad.string());
     EXPECT_TRUE(config::list_physical_devices("TPU").empty());
     bool skipped = false;
     for (const auto& plugin : runtime::skipped_plugins()) {
       if (plugin.name != "tpu_sim") continue;
       skipped = true;
-      EXPECT_NE(plugin.reason.find(bad.string() + ":8:1: unknown key 'clock_hx'"), std::string::npos) << plugin.reason;
+      EXPECT_NE(plugin.reason.find(bad.string() + ":" + std::to_string(misspelled_line) + ":1: unknown key 'clock_hx'"),
+                std::string::npos)
+          << plugin.reason;
     }
     EXPECT_TRUE(skipped);
   });

@@ -88,13 +88,43 @@ TEST(TimingModel, HbmTrafficGrowsWhenOperandsDoNotFit) {
   // Fits: each operand once.
   HbmTraffic fits = hbm_traffic({1000, 2000, 500}, 1 << 20);
   EXPECT_EQ(fits.total(), 3500);
-  // Weights of 10 chunks, input smaller: stream the input 10 times or the weights ~3 times.
+  // Weights of 10 chunks, input of 3, output of 1: keeping the output's
+  // partial sums on chip streams each operand once (a filter gradient).
   const std::int64_t buffer = 4000;  // chunk = 1000
-  HbmTraffic spill = hbm_traffic({2500, 10000, 100}, buffer);
-  EXPECT_EQ(spill.weight_passes, 3);
-  EXPECT_EQ(spill.weights, 30000);
-  EXPECT_EQ(spill.input, 2500);
-  EXPECT_EQ(spill.total(), 2500 + 30000 + 100);
+  HbmTraffic reduced = hbm_traffic({2500, 10000, 100}, buffer);
+  EXPECT_EQ(reduced.input_passes, 1);
+  EXPECT_EQ(reduced.weight_passes, 1);
+  EXPECT_EQ(reduced.total(), 2500 + 10000 + 100);
+  // An output of 5 chunks: weights resident streams the input 10 times
+  // (35000), input resident the weights 3 times (32500), output chunks by
+  // rows the weights 5 times (52500), by columns the input 5 times (22500).
+  HbmTraffic spill = hbm_traffic({2500, 10000, 5000}, buffer);
+  EXPECT_EQ(spill.input_passes, 5);
+  EXPECT_EQ(spill.weight_passes, 1);
+  EXPECT_EQ(spill.input, 12500);
+  EXPECT_EQ(spill.total(), 12500 + 10000 + 5000);
+  // A large output and a small input: the input stays, the weights stream 3 times.
+  HbmTraffic input_resident = hbm_traffic({2500, 10000, 20000}, buffer);
+  EXPECT_EQ(input_resident.weight_passes, 3);
+  EXPECT_EQ(input_resident.total(), 2500 + 30000 + 20000);
+}
+
+// A GEMM of fewer folds than MXUs shares its rows among them: on a v4 core
+// (4 MXUs of 128x128), 64 channels to 64 is one fold, so each MXU streams a
+// quarter of the 4096 rows: 1024 + 2 x 128 + 128 - 2 cycles. SCALE-Sim's
+// convention keeps the whole stream on one array.
+TEST(TimingModel, FewerFoldsThanMxusShareTheRows) {
+  const Hardware v4 = load_system({.preset_or_file = "tpu_v4"});
+  ASSERT_EQ(v4.core.mxus, 4);
+  const OpTiming one_fold = TimingModel(v4, {.ideal_memory = true}).estimate_matmul(4096, 64, 64, NumberType::kBf16);
+  EXPECT_EQ(one_fold.folds, 1);
+  EXPECT_EQ(one_fold.compute_cycles, 1024 + 2 * 128 + 128 - 2);
+  const OpTiming two_folds = TimingModel(v4, {.ideal_memory = true}).estimate_matmul(4096, 256, 64, NumberType::kBf16);
+  EXPECT_EQ(two_folds.folds, 2);
+  EXPECT_EQ(two_folds.compute_cycles, 2048 + 2 * 128 + 128 - 2);
+  const OpTiming scalesim = TimingModel(v4, {.convention = TimingConvention::kScaleSim})
+                                .estimate_matmul(4096, 64, 64, NumberType::kBf16);
+  EXPECT_GT(scalesim.compute_cycles, 4096);
 }
 
 TEST(TimingModel, StallsCountTheExposedFirstLoad) {
@@ -129,18 +159,21 @@ TEST(TimingModel, VectorOpsUseTheLanes) {
 }
 
 TEST(Interconnect, AllReduceOnTheV4Torus) {
-  const Hardware hw = load_system({.preset_or_file = "tpu_v4"});  // 2x2x1, 50 GB/s links, 2 cores/chip
+  // 2x2x1, 45 GB/s links one way, 1 us per hop, 2 cores/chip; axes of 2
+  // have no wraparound (v4's rings close at multiples of 4).
+  const Hardware hw = load_system({.preset_or_file = "tpu_v4"});
   const double bytes = 1e9;
   const AllReduceEstimate estimate = estimate_all_reduce(hw, bytes);
-  // Dim 1 (2 chips): 2 * 1/2 * 1e9 / (2 * 50e9); dim 2 on the remaining 0.5e9.
-  const double links = 2 * 0.5 * 1e9 / 100e9 + 2 * 0.5 * 0.5e9 / 100e9;
+  // Dim 1 (2 chips): 2 * 1/2 * 1e9 / 45e9; dim 2 on the remaining 0.5e9.
+  const double links = 2 * 0.5 * 1e9 / 45e9 + 2 * 0.5 * 0.5e9 / 45e9;
   EXPECT_NEAR(estimate.link_seconds, links, 1e-12);
+  EXPECT_NEAR(estimate.latency_seconds, 4e-6, 1e-12);
   EXPECT_NEAR(estimate.on_chip_seconds, 2e9 / 1200e9, 1e-12);
-  EXPECT_NEAR(estimate.seconds, links + 2e9 / 1200e9, 1e-12);
+  EXPECT_NEAR(estimate.seconds, links + 4e-6 + 2e9 / 1200e9, 1e-12);
   EXPECT_EQ(estimate.steps, 4);
-  // One ring through all 4 chips.
+  // One ring through all 4 chips (the torus topology's wraparound).
   const AllReduceEstimate ring = estimate_all_reduce(hw, bytes, AllReduceAlgorithm::kSingleRing);
-  EXPECT_NEAR(ring.link_seconds, 2 * 0.75 * 1e9 / 100e9, 1e-12);
+  EXPECT_NEAR(ring.link_seconds, 2 * 0.75 * 1e9 / 90e9, 1e-12);
   // A single chip has no link traffic.
   const Hardware v1 = load_system({.preset_or_file = "tpu_v1"});
   EXPECT_EQ(estimate_all_reduce(v1, bytes).seconds, 0.0);
@@ -152,8 +185,8 @@ TEST(Interconnect, BiggerSliceTakesLonger) {
   const Hardware pod = load_system(selection);
   EXPECT_EQ(device_count(pod), 128);
   const double t = estimate_all_reduce(pod, 1e9).link_seconds;
-  // 3 dims of 4: 2*(3/4)/100e9 * (1e9 + 0.25e9 + 0.0625e9).
-  EXPECT_NEAR(t, 1.5 / 100e9 * 1.3125e9, 1e-12);
+  // 3 dims of 4, each a bidirectional ring: 2*(3/4)/90e9 * (1e9 + 0.25e9 + 0.0625e9).
+  EXPECT_NEAR(t, 1.5 / 90e9 * 1.3125e9, 1e-12);
 }
 
 TEST(DeviceTimeline, TotalsAndChromeTrace) {

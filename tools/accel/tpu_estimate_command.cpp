@@ -93,7 +93,7 @@ void require_dims(const TpuEstimateRequest& request, std::size_t count, const ch
 }
 
 int estimate(const TpuEstimateRequest& request, std::ostream& out) {
-  const Hardware hw = select_hardware(request);
+  const Hardware hw = request.megacore ? megacore_view(select_hardware(request)) : select_hardware(request);
   TimingOptions options;
   options.convention = request.scalesim ? TimingConvention::kScaleSim : TimingConvention::kTpu;
   options.ideal_memory = request.ideal_memory || request.scalesim;
@@ -137,6 +137,39 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
     return 0;
   }
 
+  if (request.op == "collective") {
+    require_dims(request, 1, "BYTES");
+    Collective kind{};
+    if (!parse_collective(request.collective, kind)) {
+      throw std::invalid_argument("collective '" + request.collective +
+                                  "' is not all_reduce, all_gather, reduce_scatter or all_to_all");
+    }
+    const AllReduceEstimate collective =
+        estimate_collective(hw, kind, static_cast<double>(request.dims[0]), request.axis);
+    json.update({{"bytes", request.dims[0]},
+                 {"collective", request.collective},
+                 {"axis", request.axis},
+                 {"chips", collective.chips},
+                 {"wraparound", axis_wraps_around(hw, request.axis)},
+                 {"algorithm", collective.algorithm},
+                 {"steps", collective.steps},
+                 {"time_us", collective.seconds * 1e6},
+                 {"link_us", collective.link_seconds * 1e6},
+                 {"latency_us", collective.latency_seconds * 1e6}});
+    if (request.json) {
+      out << json.dump(2) << "\n";
+      return 0;
+    }
+    out << fmt::format("{} of {} bytes along axis {} ({} chips) of {}\n", request.collective, request.dims[0],
+                       request.axis, collective.chips, hw.name);
+    print_table(out, {{"algorithm", collective.algorithm},
+                      {"steps", std::to_string(collective.steps)},
+                      {"simulated time", fmt::format("{:.3f} us", collective.seconds * 1e6)},
+                      {"  over the links", fmt::format("{:.3f} us", collective.link_seconds * 1e6)},
+                      {"  hop latency", fmt::format("{:.3f} us", collective.latency_seconds * 1e6)}});
+    return 0;
+  }
+
   if (request.op == "gemm") {
     require_dims(request, 3, "M N K");
     timing = model.estimate_matmul(request.dims[0], request.dims[1], request.dims[2], dtype);
@@ -164,7 +197,7 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
     timing = model.estimate_vector_op(kind, request.dims[0], NumberType::kFp32);
     title = fmt::format("vector {} over {} fp32 elements", request.vector_kind, request.dims[0]);
   } else {
-    throw std::invalid_argument("unknown estimate '" + request.op + "'; expected gemm, conv2d, vector or allreduce");
+    throw std::invalid_argument("unknown estimate '" + request.op + "'; expected gemm, conv2d, vector, allreduce or collective");
   }
   if (request.scalesim && timing.useful_macs > 0 && hw.core.mxus == 1) {
     scalesim = scalesim_gemm(timing.gemm, hw.core.mxu.rows, hw.core.mxu.columns, hw.core.mxu.dataflow);
@@ -279,7 +312,21 @@ void add_tpu_command(CLI::App& app) {
 
   CLI::App* all_reduce = estimate->add_subcommand("allreduce", "All-reduce of BYTES over the preset's chips");
   all_reduce->add_option("BYTES", request->dims, "Bytes per replica")->expected(1)->required();
+  all_reduce->add_flag("--megacore", request->megacore,
+                       "A chip's TensorCores as one device (v4, v5p): no combining of the cores' partials");
   all_reduce->callback([run] { run("allreduce"); });
+
+  CLI::App* collective = estimate->add_subcommand(
+      "collective", "A collective of BYTES per chip among the chips along one axis of the preset's slice");
+  collective->add_option("KIND", request->collective, "all_reduce, all_gather, reduce_scatter or all_to_all")
+      ->required();
+  collective->add_option("BYTES", request->dims,
+                         "Bytes per chip: the gathered array (all_gather), the array (reduce_scatter, all_reduce), "
+                         "the exchanged buffer (all_to_all)")
+      ->expected(1)
+      ->required();
+  collective->add_option("--axis", request->axis, "Axis of interconnect.dims")->capture_default_str();
+  collective->callback([run] { run("collective"); });
 }
 
 }  // namespace accel::cli

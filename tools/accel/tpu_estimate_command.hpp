@@ -23,14 +23,17 @@ struct TpuEstimateRequest {
   bool ideal_memory = false;            // --ideal-memory
   bool scalesim = false;                // --scalesim (SCALE-Sim conventions, ideal memory)
   bool json = false;                    // --json
-  std::string op;                       // gemm | conv2d | vector | allreduce
-  std::vector<std::int64_t> dims;       // gemm: M N K; conv2d: N H W C K R S; vector: ELEMENTS; allreduce: BYTES
+  std::string op;                       // gemm | conv2d | vector | allreduce | collective
+  std::vector<std::int64_t> dims;       // gemm: M N K; conv2d: N H W C K R S; vector: ELEMENTS; allreduce, collective: BYTES
   std::int64_t stride = 1;              // conv2d --stride
   std::string padding = "valid";        // conv2d --padding valid|same
   std::string vector_kind = "elementwise";  // vector KIND
+  std::string collective = "all_gather";    // collective KIND
+  int axis = 0;                             // collective --axis
+  bool megacore = false;                    // allreduce / collective --megacore: a chip's cores as one device
 };
 
-// Registers `tpu estimate {gemm,conv2d,vector,allreduce}` on the accel app.
+// Registers `tpu estimate {gemm,conv2d,vector,allreduce,collective}` on the accel app.
 // Errors print to stderr and end with exit code 2 (CLI::RuntimeError).
 void add_tpu_command(CLI::App& app);
 

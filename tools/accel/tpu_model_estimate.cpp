@@ -16,10 +16,19 @@
 #include <filesystem>
 #include <iostream>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
 #include "keras_file_inspection.hpp"
+
+#if defined(HAVE_ACCEL_TPU_TIMING) && defined(HAVE_ACCEL_DISTRIBUTE)
+#define ACCEL_ONE_REPLICA_SLICES 1
+#include <accel/distribute/tpu_cluster_resolver.hpp>
+
+#include "timing/interconnect_model.hpp"
+#include "timing/presets.hpp"
+#endif
 
 namespace accel::cli {
 namespace {
@@ -89,12 +98,28 @@ std::string completed_experiment(const std::string& file, const std::string& sli
 
 double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
+#ifdef ACCEL_ONE_REPLICA_SLICES
+// The emulated slice a --slice names, as one replica's device sees it: the
+// preset with the slice's chips on Cloud TPU's shape (tpu::slice_dims), the
+// --set overrides, and megacore's view of a chip where asked.
+tpu::Hardware slice_hardware(const TpuModelEstimateRequest& request, const distribute::TpuSliceDescription& slice) {
+  tpu::SystemSelection selection{.preset_or_file = slice.preset};
+  for (const std::string& field : request.overrides) selection.overrides.push_back(tpu::parse_field_override(field));
+  tpu::Hardware hw = tpu::load_system(selection);
+  hw.chips = slice.chips;
+  hw.interconnect.dims = tpu::slice_dims(hw, slice.chips);
+  return request.megacore ? tpu::megacore_view(hw) : hw;
+}
+#endif
+
 void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out) {
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
   const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
   out << fmt::format("{} on {} ({}), batch {}, one compiled {} step\n", estimate.model, preset,
-                     estimate.replicas > 1 ? fmt::format("TPUStrategy, {} replicas; ops of TPU:0", estimate.replicas)
-                                           : std::string("TPU:0"),
+                     estimate.one_replica_timed
+                         ? fmt::format("TPUStrategy, {} replicas: one timed, the slice's all-reduce added", estimate.replicas)
+                     : estimate.replicas > 1 ? fmt::format("TPUStrategy, {} replicas; ops of TPU:0", estimate.replicas)
+                                             : std::string("TPU:0"),
                      estimate.batch, estimate.training ? "training" : "inference");
   out << fmt::format("step time   {:.6g} ms simulated ({} cycles, {} op calls); estimated in {:.3f} s\n",
                      estimate.step_seconds * 1e3, estimate.cycles, estimate.ops, estimate.wall_seconds);
@@ -117,9 +142,12 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
                      percent(static_cast<double>(estimate.stall_cycles), static_cast<double>(estimate.cycles)));
   if (estimate.energy) {
     const TpuEnergy& energy = *estimate.energy;
-    out << fmt::format("energy      {:.4g} J per step, every core (MAC {:.3g}, SRAM {:.3g}, HBM {:.3g}, vector {:.3g}{})\n",
+    out << fmt::format("energy      {:.4g} J per step, every core (MAC {:.3g}, SRAM {:.3g}, HBM {:.3g}, vector {:.3g}{}{})\n",
                        energy.total_j, energy.mac_j, energy.sram_j, energy.hbm_j, energy.vector_j,
-                       energy.link_missing ? "; links not counted: the preset has no figure" : fmt::format(", links {:.3g}", energy.link_j));
+                       energy.link_missing ? "; links not counted: the preset has no figure" : fmt::format(", links {:.3g}", energy.link_j),
+                       energy.static_missing ? "; no static power: the preset publishes no idle power"
+                                             : fmt::format(", static {:.3g}", energy.static_j));
+    out << fmt::format("power       {:.4g} W per chip on average over the step\n", estimate.average_power_w);
   } else {
     out << "energy      n/a (the preset has no per-operation energies)\n";
   }
@@ -220,8 +248,24 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     options.overrides = request.file_overrides;
     // Devices are listed by the estimate itself, after a slice is initialized.
     options.device_catalog = [] { return experiment::fixed_device_catalog({{"CPU", 1}, {"TPU", 4096}}); };
+    // A large slice: one replica on one chip of its preset, then the slice's all-reduce.
+    std::string slice = request.slice;
+#ifdef ACCEL_ONE_REPLICA_SLICES
+    std::optional<tpu::Hardware> one_replica_of;
+    if (!slice.empty()) {
+      const distribute::TpuSliceDescription description = distribute::describe_tpu_slice(slice);
+      tpu::Hardware hw = slice_hardware(request, description);
+      if (request.one_replica || tpu::device_count(hw) > kLargestSliceRunWhole) {
+        config::set_setting("tpu_sim.preset", description.preset);
+        one_replica_of = std::move(hw);
+        slice.clear();
+      }
+    }
+#else
+    if (request.one_replica) throw InvalidArgumentError("--time-one-replica: this build has no TPU timing library");
+#endif
     const experiment::Experiment experiment =
-        experiment::load_experiment_text(completed_experiment(request.file, request.slice, options), request.file, options);
+        experiment::load_experiment_text(completed_experiment(request.file, slice, options), request.file, options);
     const experiment::RunConfig* chosen = nullptr;
     for (const experiment::RunConfig& run : experiment.runs) {
       if (request.run.empty() || run.name == request.run) {
@@ -230,6 +274,33 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
       }
     }
     if (chosen == nullptr) throw InvalidArgumentError(request.file + ": no run named '" + request.run + "'");
+#ifdef ACCEL_ONE_REPLICA_SLICES
+    if (one_replica_of) {
+      const int replicas = tpu::device_count(*one_replica_of);
+      const int64_t global = request.batch > 0 ? request.batch : chosen->data->options.at("batch").as_int();
+      if (global % replicas != 0) {
+        throw InvalidArgumentError(fmt::format("--slice {}: a global batch of {} does not split over its {} replicas",
+                                               request.slice, global, replicas));
+      }
+      experiment::TpuStepEstimate estimate =
+          experiment::estimate_tpu_step(*chosen, {.batch = global / replicas, .training = !request.inference});
+      estimate.one_replica_timed = true;
+      estimate.replicas = replicas;
+      estimate.batch = global;
+      if (!request.inference) {
+        const tpu::AllReduceEstimate all_reduce = tpu::estimate_all_reduce(*one_replica_of, estimate.gradient_bytes);
+        estimate.all_reduce_seconds = all_reduce.seconds;
+        estimate.all_reduce_bytes = estimate.gradient_bytes;
+        estimate.step_seconds += all_reduce.seconds;
+      }
+      if (request.json) {
+        out << experiment::tpu_step_estimate_json(estimate) << "\n";
+      } else {
+        print_table(estimate, out);
+      }
+      return 0;
+    }
+#endif
     const experiment::TpuStepEstimate estimate =
         experiment::estimate_tpu_step(*chosen, {.batch = request.batch, .training = !request.inference});
     if (request.json) {
@@ -258,6 +329,9 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
   estimate.add_option("--run", request->run, "--model: which run of the file (default the first)");
   estimate.add_option("--slice", request->slice,
                       "--model: data-parallel under TPUStrategy on an emulated slice, e.g. v4-8 (4 chips, 8 cores)");
+  estimate.add_flag("--time-one-replica", request->one_replica,
+                    "--model --slice: time one replica and add the slice's all-reduce instead of emulating every "
+                    "replica (the default above " + std::to_string(kLargestSliceRunWhole) + " devices)");
   estimate.add_flag("--megacore", request->megacore,
                     "--model: a chip's two TensorCores as one device, on presets that have megacore (v4, v5p)");
   estimate.add_option("--model-set", request->file_overrides,

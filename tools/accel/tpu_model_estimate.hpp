@@ -31,7 +31,13 @@ struct TpuModelEstimateRequest {
   std::vector<std::string> file_overrides;  // --model-set key=value: applied to the file, as accel run --set
   bool json = false;
   bool megacore = false;               // --megacore: tpu_sim.megacore=on
+  bool one_replica = false;            // --time-one-replica (the default above kLargestSliceRunWhole devices)
 };
+
+// A --slice of more devices than this is timed as one replica plus the
+// slice's all-reduce on its torus (every replica runs the same program)
+// instead of one emulated device per replica.
+inline constexpr int kLargestSliceRunWhole = 64;
 
 // Adds --model and its options to `accel tpu estimate`, which then runs
 // without an op; --preset, --set and --json come from the op request.

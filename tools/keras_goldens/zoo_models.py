@@ -60,6 +60,48 @@ def resnet50(input_shape=(224, 224, 3), classes=1000):
     return keras.applications.ResNet50(weights=None, include_top=True, input_shape=input_shape, classes=classes)
 
 
+MLPERF_BN_EPSILON = 1e-5  # MLPerf's ResNet-50 v1.5 (TensorFlow's official resnet_model)
+MLPERF_BN_MOMENTUM = 0.9
+
+
+def _mlperf_bottleneck(x, filters, stride, projection, name):
+    """ResNet-50 v1.5's bottleneck: the stride on the 3x3 convolution (v1 puts it
+    on the first 1x1), convolutions without bias, each followed by batch norm."""
+    def conv(y, channels, kernel, strides, suffix):
+        return layers.Conv2D(channels, kernel, strides=strides, padding="same" if kernel > 1 else "valid",
+                             use_bias=False, name=name + suffix)(y)
+
+    def norm(y, suffix):
+        return layers.BatchNormalization(axis=3, momentum=MLPERF_BN_MOMENTUM, epsilon=MLPERF_BN_EPSILON,
+                                         name=name + suffix)(y)
+
+    shortcut = norm(conv(x, 4 * filters, 1, stride, "_0_conv"), "_0_bn") if projection else x
+    y = layers.Activation("relu", name=name + "_1_relu")(norm(conv(x, filters, 1, 1, "_1_conv"), "_1_bn"))
+    y = layers.Activation("relu", name=name + "_2_relu")(norm(conv(y, filters, 3, stride, "_2_conv"), "_2_bn"))
+    y = norm(conv(y, 4 * filters, 1, 1, "_3_conv"), "_3_bn")
+    y = layers.Add(name=name + "_add")([shortcut, y])
+    return layers.Activation("relu", name=name + "_out")(y)
+
+
+def resnet50_v1_5(input_shape=(224, 224, 3), classes=1000):
+    """ResNet-50 v1.5 as MLPerf Training trains it: keras.applications' names and
+    stem, the stride of each downsampling block on its 3x3 convolution,
+    convolutions without bias, batch norm with momentum 0.9 and epsilon 1e-5."""
+    inputs = keras.Input(shape=input_shape, name="input_1")
+    x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(inputs)
+    x = layers.Conv2D(64, 7, strides=2, use_bias=False, name="conv1_conv")(x)
+    x = layers.BatchNormalization(axis=3, momentum=MLPERF_BN_MOMENTUM, epsilon=MLPERF_BN_EPSILON, name="conv1_bn")(x)
+    x = layers.Activation("relu", name="conv1_relu")(x)
+    x = layers.ZeroPadding2D(padding=((1, 1), (1, 1)), name="pool1_pad")(x)
+    x = layers.MaxPooling2D(3, strides=2, name="pool1_pool")(x)
+    for stage, (filters, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], start=2):
+        for block in range(1, blocks + 1):
+            x = _mlperf_bottleneck(x, filters, stride if block == 1 else 1, block == 1, f"conv{stage}_block{block}")
+    x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+    outputs = layers.Dense(classes, activation="softmax", name="predictions")(x)
+    return keras.Model(inputs, outputs, name="resnet50_v1_5")
+
+
 def _batch_norm(name):
     return layers.BatchNormalization(axis=3, epsilon=BN_EPSILON, name=name)
 
@@ -240,6 +282,7 @@ def transformer_encoder_classifier(vocab=TOKEN_VOCAB, sequence_length=TOKEN_SEQU
 CONFIGURATIONS = {
     "resnet50_224x224x3_1000": (resnet50, {"input_shape": (224, 224, 3), "classes": 1000}),
     "resnet50_32x32x3_10": (resnet50, {"input_shape": (32, 32, 3), "classes": 10}),
+    "resnet50_v1_5_224x224x3_1000": (resnet50_v1_5, {"input_shape": (224, 224, 3), "classes": 1000}),
     "resnet18_224x224x3_1000": (resnet18, {"input_shape": (224, 224, 3), "classes": 1000}),
     "resnet_small_28x28": (resnet_small_28x28, {}),
     "vit_fashion_mnist_p4": (vit_fashion_mnist, {"patch_size": 4}),

@@ -27,15 +27,20 @@ std::vector<Tensor> batch_norm_gradient(const GradientContext& context) {
     dscale = scale_gradient;
     doffset = offset_gradient;
   }
-  // mean = sum(x) / n, variance = sum((x - mean)^2) / n over the rows.
-  const Tensor count = scalar_like(static_cast<double>(rows[0]), x);
-  auto accumulate = [&](const Tensor& term) { dx = dx.defined() ? add(dx, term) : broadcast_to(term, rows); };
+  // mean = sum(x) / n, variance = sum((x - mean)^2) / n over the rows, in
+  // the statistics' dtype (float32 for a 16-bit x), added to dx in x's.
+  const Tensor count = scalar_like(static_cast<double>(rows[0]), mean);
+  auto accumulate = [&](const Tensor& statistic_term) {
+    const Tensor term = statistic_term.dtype() == x.dtype() ? statistic_term : cast(statistic_term, x.dtype());
+    dx = dx.defined() ? add(dx, term) : broadcast_to(term, rows);
+  };
   if (const Tensor& dmean = context.output_gradient(1); dmean.defined()) {
     accumulate(div(dmean.reshape(per_feature), count));
   }
   if (const Tensor& dvariance = context.output_gradient(2); dvariance.defined()) {
-    const Tensor centered = sub(x.reshape(rows), mean.reshape(per_feature));
-    accumulate(mul(centered, div(mul(dvariance.reshape(per_feature), scalar_like(2.0, x)), count)));
+    const Tensor x_rows = x.dtype() == mean.dtype() ? x.reshape(rows) : cast(x.reshape(rows), mean.dtype());
+    const Tensor centered = sub(x_rows, mean.reshape(per_feature));
+    accumulate(mul(centered, div(mul(dvariance.reshape(per_feature), scalar_like(2.0, mean)), count)));
   }
   if (dx.defined()) dx = dx.reshape(x.shape());
   return {dx, dscale, doffset};

@@ -137,7 +137,8 @@ ordered_json energy_json(const TpuEnergy& energy) {
           {"sram_j", energy.sram_j},
           {"hbm_j", energy.hbm_j},
           {"link_j", energy.link_missing ? ordered_json(nullptr) : ordered_json(energy.link_j)},
-          {"vector_j", energy.vector_missing ? ordered_json(nullptr) : ordered_json(energy.vector_j)}};
+          {"vector_j", energy.vector_missing ? ordered_json(nullptr) : ordered_json(energy.vector_j)},
+          {"static_j", energy.static_missing ? ordered_json(nullptr) : ordered_json(energy.static_j)}};
 }
 
 std::optional<TpuEnergy> energy_from_json(const json& entry) {
@@ -151,6 +152,9 @@ std::optional<TpuEnergy> energy_from_json(const json& entry) {
   energy.vector_missing = entry.contains("vector_j") && entry["vector_j"].is_null();
   if (!energy.link_missing) energy.link_j = number(entry, "link_j");
   if (!energy.vector_missing) energy.vector_j = number(entry, "vector_j");
+  // Files from before the static part have no key: missing, as the value was not counted.
+  energy.static_missing = !entry.contains("static_j") || entry["static_j"].is_null();
+  if (!energy.static_missing) energy.static_j = number(entry, "static_j");
   return energy;
 }
 

@@ -151,6 +151,10 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
                    keras::CompileOptions{.jit_compile = true});
   }
   estimate.model = model->name();
+  for (const Variable& variable : model->trainable_weights()) {
+    estimate.gradient_bytes += static_cast<double>(variable.shape().element_count()) *
+                               static_cast<double>(dtype_size(variable.dtype()));
+  }
   // The batch: on the TPU without a strategy (fed whole, so the step is only
   // its own ops); on the host under one, which splits it to the replicas
   // (host-to-HBM copies are not timed).
@@ -195,6 +199,11 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   estimate.stall_cycles = totals.stall_cycles;
   estimate.mxu_utilization = totals.mxu_utilization;
   estimate.energy = emulator->system_energy();
+  if (estimate.energy && estimate.step_seconds > 0) {
+    const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
+    const int chips = system.is_object() ? std::max(1, system.value("chips", 1)) : 1;
+    estimate.average_power_w = estimate.energy->total_j / estimate.step_seconds / chips;
+  }
   estimate.by_op = costs_by_op(records);
   for (const TpuOpCost& cost : estimate.by_op) {
     estimate.flops += cost.flops;
@@ -233,6 +242,8 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
       {"step_seconds", estimate.step_seconds},
       {"all_reduce_seconds", estimate.all_reduce_seconds},
       {"all_reduce_bytes", estimate.all_reduce_bytes},
+      {"gradient_bytes", estimate.gradient_bytes},
+      {"one_replica_timed", estimate.one_replica_timed},
       {"cycles", estimate.cycles},
       {"ops", estimate.ops},
       {"flops", estimate.flops},
@@ -253,7 +264,11 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
                                                           {"link_j", estimate.energy->link_missing
                                                                          ? nlohmann::ordered_json(nullptr)
                                                                          : nlohmann::ordered_json(estimate.energy->link_j)},
-                                                          {"vector_j", estimate.energy->vector_j}}
+                                                          {"vector_j", estimate.energy->vector_j},
+                                                          {"static_j", estimate.energy->static_missing
+                                                                           ? nlohmann::ordered_json(nullptr)
+                                                                           : nlohmann::ordered_json(estimate.energy->static_j)},
+                                                          {"average_power_w", estimate.average_power_w}}
                                  : nlohmann::ordered_json(nullptr)},
       {"by_op", ops},
       {"wall_seconds", estimate.wall_seconds}};

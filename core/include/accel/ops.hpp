@@ -95,7 +95,11 @@ std::pair<Tensor, Tensor> sparse_softmax_cross_entropy(const Tensor& logits, con
 // rsqrt(variance + epsilon) * scale + offset, with the batch's mean and biased
 // variance, each of shape [features] like scale and offset. One BATCH_NORM op
 // where `axis` is the last and the device claims it, else primitive ops; the
-// tape differentiates either (BATCH_NORM_BACKWARD for the fused op).
+// tape differentiates either (BATCH_NORM_BACKWARD for the fused op). As
+// FusedBatchNormV3's T and U, scale and offset are of x's dtype or, for a
+// bfloat16 or float16 x, float32: then the op computes in float32 and only y
+// (dx backward) is of x's dtype, exactly a cast of x to float32, the float32
+// normalization and a cast of y back (mixed precision without the casts).
 struct BatchNormResult {
   Tensor y, mean, variance;
 };

@@ -14,9 +14,10 @@ struct AccelTpuSimExtension;
 
 namespace accel {
 
-// Dynamic energy in joules from the preset's energy figures
-// (docs/tpu-emulator.md, "Energy"). A part whose work ran without a figure
-// (links, vector unit) is flagged missing and left out of total_j.
+// Energy in joules from the preset's energy figures (docs/tpu-emulator.md,
+// "Energy"): the operations' dynamic energy and the chip's static (idle)
+// power over the time. A part without a figure (links, vector unit, idle
+// power) is flagged missing and left out of total_j.
 struct TpuEnergy {
   double total_j = 0;
   double mac_j = 0;
@@ -24,8 +25,12 @@ struct TpuEnergy {
   double hbm_j = 0;
   double link_j = 0;
   double vector_j = 0;
+  // The chip's idle power over the core's timeline (its share of the chip's
+  // `energy.idle_power_w`): what the chip draws whatever it computes.
+  double static_j = 0;
   bool link_missing = false;
   bool vector_missing = false;
+  bool static_missing = false;  // the preset publishes no idle power: static_j is 0 and not in total_j
   TpuEnergy& operator+=(const TpuEnergy& other);
 };
 

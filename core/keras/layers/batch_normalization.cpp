@@ -82,20 +82,22 @@ Tensor BatchNormalization::call(const Tensor& cast_inputs, bool training) {
   // float32), reads its weights as stored, and casts its outputs back.
   const VariableAutocastScope weights_as_stored(std::nullopt);
   const DType dtype = is_floating(cast_inputs.dtype()) ? DType::kFloat32 : cast_inputs.dtype();
-  const Tensor inputs = cast_to(cast_inputs, dtype);
   if (!(training && trainable())) {
-    return cast_to(normalize(inputs, cast_to(moving_mean_.value(), dtype).reshape(broadcast_shape_),
+    return cast_to(normalize(cast_to(cast_inputs, dtype), cast_to(moving_mean_.value(), dtype).reshape(broadcast_shape_),
                               cast_to(moving_variance_.value(), dtype).reshape(broadcast_shape_)),
                     compute_dtype());
   }
   // One fused op where the features are last and the device has it, else the
   // primitive ops; the tape differentiates through the batch statistics either way.
+  // A 16-bit input goes to the op as it is, with float32 scale and offset:
+  // the op computes in float32 (FusedBatchNormV3's T and U), the same numbers
+  // as the casts around it, which a TPU compiler would fuse away.
   const int64_t features = broadcast_shape_[feature_axis_];
   const Tensor scale = options_.scale ? cast_to(gamma_.value(), dtype) : ops::ones(Shape{features}, dtype);
   const Tensor offset = options_.center ? cast_to(beta_.value(), dtype) : ops::zeros(Shape{features}, dtype);
-  const ops::BatchNormResult result = ops::batch_norm(inputs, scale, offset, options_.epsilon, feature_axis_);
+  const ops::BatchNormResult result = ops::batch_norm(cast_inputs, scale, offset, options_.epsilon, feature_axis_);
   update_moving_statistic(moving_mean_, result.mean);
-  update_moving_statistic(moving_variance_, moving_variance_sample(inputs, result.variance));
+  update_moving_statistic(moving_variance_, moving_variance_sample(cast_inputs, result.variance));
   return cast_to(result.y, compute_dtype());
 }
 

@@ -406,11 +406,13 @@ OpCost pool_filter_gradient(const tpu::TimingModel& model, std::span<const HostT
 
 // BATCH_NORM and its gradient as XLA lowers them on a TPU: a reduction pass
 // for the per-feature sums, then an elementwise pass, each reading the
-// activations (x; dy and x backward) from HBM unless they are on chip. About
-// 3 vector instructions per element forward (sum, sum of squares, one
-// multiply-add) and 5 backward (two sums, three multiply-adds).
+// activations (x; dy and x backward) from HBM unless they are on chip, or,
+// for the sums pass, unless the fusion that produced them took the sums as
+// it wrote them (`from_producer`). About 3 vector instructions per element
+// forward (sum, sum of squares, one multiply-add) and 5 backward (two sums,
+// three multiply-adds).
 OpCost batch_norm(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> in,
-                  std::span<const HostTensor> out, const OnChipInputs& reads) {
+                  std::span<const HostTensor> out, const OnChipInputs& reads, const ResidentInputs& from_producer) {
   const bool forward = op == ACCEL_OP_BATCH_NORM;
   if (in.size() != (forward ? 3u : 5u) || out.size() != 3) {
     throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, forward
@@ -424,6 +426,9 @@ OpCost batch_norm(const tpu::TimingModel& model, AccelOp op, std::span<const Hos
     const std::int64_t passes = index < activations ? 2 : 1;
     if (reads.on_chip(index)) {
       count_on_chip(cost, reads.cmem(index), passes * bytes(in[index]));
+    } else if (is_resident(from_producer, index)) {
+      count_on_chip(cost, false, (passes - 1) * bytes(in[index]));  // taken by the producer
+      read += bytes(in[index]);
     } else {
       read += passes * bytes(in[index]);
     }
@@ -435,10 +440,11 @@ OpCost batch_norm(const tpu::TimingModel& model, AccelOp op, std::span<const Hos
 }
 
 OpCost cost_of(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
-               std::span<const HostTensor> outputs, const void* attributes, const OnChipInputs& reads) {
+               std::span<const HostTensor> outputs, const void* attributes, const OnChipInputs& reads,
+               const ResidentInputs& from_producer) {
   if (op == ACCEL_OP_FUSED_ELEMENTWISE) return fusion(model, inputs, outputs, attributes, reads);
   if (op == ACCEL_OP_BATCH_NORM || op == ACCEL_OP_BATCH_NORM_BACKWARD) {
-    return batch_norm(model, op, inputs, outputs, reads);
+    return batch_norm(model, op, inputs, outputs, reads, from_producer);
   }
   if (op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) {
     return pool_filter_gradient(model, inputs, outputs, attributes, reads);
@@ -482,9 +488,22 @@ bool runs_on_mxu(AccelOp op) noexcept {
 
 OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTensor> inputs,
                std::span<const HostTensor> outputs, const void* attributes, const ResidentInputs& resident,
-               const ResidentInputs& in_cmem) {
+               const ResidentInputs& in_cmem, const ResidentInputs& from_producer) {
   try {
-    OpCost cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{resident, in_cmem});
+    OpCost cost;
+    if (from_producer.empty() || op == ACCEL_OP_BATCH_NORM || op == ACCEL_OP_BATCH_NORM_BACKWARD) {
+      cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{resident, in_cmem}, from_producer);
+    } else {  // a consumer reads the producer's output where it was made: on chip
+      ResidentInputs on_chip(inputs.size(), false);
+      for (std::size_t index = 0; index < inputs.size(); ++index) {
+        on_chip[index] = is_resident(resident, index) || is_resident(from_producer, index);
+      }
+      ResidentInputs cmem(inputs.size(), false);
+      for (std::size_t index = 0; index < inputs.size(); ++index) {
+        cmem[index] = is_resident(in_cmem, index) && !is_resident(from_producer, index);
+      }
+      cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{on_chip, cmem}, {});
+    }
     const double counted = host_kernels::flops(op, inputs, outputs, attributes);
     if (counted > 0 || op != ACCEL_OP_FUSED_ELEMENTWISE) cost.flops = counted;
     return cost;

@@ -41,9 +41,13 @@ struct OpCost {
 // PluginError(InvalidArgument) when the cycle-accurate mode refuses the
 // op's size, a count does not fit 64 bits, or a fusion's program or an
 // epilogue is malformed.
+// `from_producer` (batch_norm_fusion.hpp) says which inputs come from the
+// fusion of the kernel before: a batch norm's statistics pass skips that
+// input, any other op reads it on chip.
 OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const host_kernels::HostTensor> inputs,
                std::span<const host_kernels::HostTensor> outputs, const void* attributes,
-               const ResidentInputs& resident = {}, const ResidentInputs& in_cmem = {});
+               const ResidentInputs& resident = {}, const ResidentInputs& in_cmem = {},
+               const ResidentInputs& from_producer = {});
 
 // The figures AccelOpProfile has no field for, as one JSON object: GEMM
 // shape, folds, compute/memory/stall cycles, arithmetic intensity, HBM bytes

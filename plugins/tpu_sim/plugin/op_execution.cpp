@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_norm_fusion.hpp"
 #include "energy_totals.hpp"
 #include "op_costing.hpp"
 #include "timing/checked_count.hpp"
@@ -129,21 +130,32 @@ void execute_call(AccelDevice& device, const AccelOpCall& call) {
   const AccelPluginContext& context = *device.context;
   TensorCore& core = *device.core;
   const ResidencyMode residency = context.settings.vmem_residency;
-  const bool fused = is_fused_kernel(call.op, call.attributes);
+  // One op of a compiled program: a fused kernel (only programs send them),
+  // or any op the host marks as replayed from a compiled step (API 1.7).
+  const bool compiled = ACCEL_STRUCT_HOLDS(&call, AccelOpCall, flags) && (call.flags & ACCEL_OP_CALL_COMPILED) != 0;
+  const bool fused = compiled || is_fused_kernel(call.op, call.attributes);
 
   // Cost first: a refused op (cycle-accurate size limit) must not run, as
   // optimizer updates write their inputs in place.
   ResidentInputs in_cmem;
   const ResidentInputs resident = core.residency.resident_inputs(inputs.span(), fused, residency, &in_cmem);
-  OpCost cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes, resident, in_cmem);
+  OpCost cost;
   {
     std::lock_guard lock(core.timeline_mutex);
+    const ResidentInputs from_producer =
+        inputs_from_producer(core.timeline.recent_kernels, call.op, compiled, inputs.span(), residency);
+    cost = cost_op(*context.timing, call.op, inputs.span(), outputs.span(), call.attributes, resident, in_cmem,
+                   from_producer);
     cost.prefetched_weight_bytes = prefetch_kernel_weights(*context.timing, call.op, fused, residency,
                                                            core.timeline.previous_kernel, cost.timing);
   }
   const tpu::OpTiming& timing = cost.timing;
   // Before the MXU inputs are replaced by their bf16 copies below.
   const std::vector<HostTensor> written = written_tensors(call.op, inputs.span(), outputs.span());
+  {
+    std::lock_guard lock(core.timeline_mutex);
+    record_producer(core.timeline.recent_kernels, call.op, compiled, written);
+  }
 
   if (!core.timing_only && call.op == ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER) {
     run_pool_filter_gradient(inputs, outputs.span(), call.attributes);

@@ -64,6 +64,7 @@ std::string describe_system(const AccelPluginContext& context) {
                         {"hbm_pj_per_byte", energy.hbm_pj_per_byte},
                         {"link_pj_per_byte", optional(energy.link_pj_per_byte)},
                         {"vector_pj_per_element_op", optional(energy.vector_pj_per_element_op)},
+                        {"idle_power_w", optional(energy.idle_power_w)},
                         {"sources", energy.sources}};
   }
   return system.dump();

@@ -16,6 +16,7 @@
 
 #include <accel/plugin/plugin_sdk.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <numeric>
 #include <string_view>
@@ -57,16 +58,6 @@ bool overrides_set(const std::vector<tpu::FieldOverride>& overrides, std::string
   return false;
 }
 
-// The slice shape for `chips` chips in the preset's topology: the preset's
-// own dimensions when they hold that many chips, otherwise the chips along
-// the first dimension (a ring of a torus, a line of a mesh).
-std::vector<int> slice_dims(const tpu::Hardware& hw, int chips) {
-  std::vector<int> dims = hw.interconnect.dims;
-  if (std::accumulate(dims.begin(), dims.end(), 1, std::multiplies<>()) == chips) return dims;
-  std::fill(dims.begin(), dims.end(), 1);
-  if (!dims.empty()) dims.front() = chips;
-  return dims;
-}
 
 }  // namespace
 
@@ -112,7 +103,7 @@ tpu::Hardware load_system_hardware(const SystemSettings& settings) {
     // override of `chips`) asks for more.
     const int chips = settings.chips > 0 ? settings.chips : overrides_set(selection.overrides, "chips") ? hw.chips : 1;
     if (chips != hw.chips) {
-      hw.interconnect.dims = slice_dims(hw, chips);
+      hw.interconnect.dims = tpu::slice_dims(hw, chips);
       hw.chips = chips;
       hw.source += " (tpu_sim.chips=" + std::to_string(chips) + ")";
       tpu::validate_hardware(hw);

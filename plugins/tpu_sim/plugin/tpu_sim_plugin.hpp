@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "timing/hardware_config.hpp"
+#include "batch_norm_fusion.hpp"
 #include "timing/op_timing.hpp"
 #include "vmem_residency.hpp"
 #include "weight_prefetch.hpp"
@@ -45,6 +46,7 @@ struct CoreTimeline {
   std::int64_t end_cycle = 0;
   AccelTpuSimDeviceTotals totals{};
   PreviousKernel previous_kernel;  // for the weight prefetch of compiled programs
+  RecentKernels recent_kernels;    // for batch norm's fusions in compiled programs
 };
 
 // One emulated TensorCore: a physical device TPU:index.

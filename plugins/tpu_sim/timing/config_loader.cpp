@@ -423,20 +423,23 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
   hw.hbm.bandwidth_bytes_per_s = hbm.number("bandwidth_bytes_per_s");
 
   const MappingReader net =
-      top.child("interconnect", {"topology", "links", "link_bandwidth_bytes_per_s", "link_latency_s", "dims"});
+      top.child("interconnect",
+                {"topology", "links", "link_bandwidth_bytes_per_s", "link_latency_s", "wraparound_axis", "dims"});
   hw.interconnect.topology = net.choice<Topology>("topology", parse_topology,
                                                   "none, ring, mesh_2d, torus_2d, mesh_3d or torus_3d");
   if (hw.interconnect.topology != Topology::kNone) {
     hw.interconnect.links = net.integer("links");
     hw.interconnect.link_bandwidth_bytes_per_s = net.number("link_bandwidth_bytes_per_s");
     hw.interconnect.link_latency_s = net.optional_number("link_latency_s", 0.0);
+    if (net.has("wraparound_axis")) hw.interconnect.wraparound_axis = net.integer("wraparound_axis");
     hw.interconnect.dims = net.int_list("dims");
   }
 
   // Optional: without it the system reports no energy (docs/tpu-emulator.md, "Energy").
   if (top.has("energy")) {
     const MappingReader energy = top.child("energy", {"mac_pj", "sram_pj_per_byte", "hbm_pj_per_byte",
-                                                      "link_pj_per_byte", "vector_pj_per_element_op", "sources"});
+                                                      "link_pj_per_byte", "vector_pj_per_element_op", "idle_power_w",
+                                                      "sources"});
     EnergyConfig& figures = hw.energy.emplace();
     figures.mac_pj = energy.number("mac_pj");
     figures.sram_pj_per_byte = energy.number("sram_pj_per_byte");
@@ -445,6 +448,7 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
     if (energy.has("vector_pj_per_element_op")) {
       figures.vector_pj_per_element_op = energy.number("vector_pj_per_element_op");
     }
+    if (energy.has("idle_power_w")) figures.idle_power_w = energy.number("idle_power_w");
     if (energy.has("sources")) figures.sources = energy.string_list("sources");
   }
 

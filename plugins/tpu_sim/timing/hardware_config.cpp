@@ -1,6 +1,9 @@
 #include "timing/hardware_config.hpp"
 
+#include <algorithm>
 #include <array>
+#include <functional>
+#include <numeric>
 #include <utility>
 
 namespace accel::tpu {
@@ -109,6 +112,34 @@ Hardware megacore_view(const Hardware& hw) {
   chip.core.vector_unit.alus_per_lane *= cores;
   chip.source += " (megacore)";
   return chip;
+}
+
+std::vector<int> slice_dims(const Hardware& hw, int chips) {
+  std::vector<int> dims = hw.interconnect.dims;
+  if (std::accumulate(dims.begin(), dims.end(), 1, std::multiplies<>()) == chips || dims.empty()) return dims;
+  std::vector<int> best;
+  // Each axis at least the one before; the last takes what is left. Keeps
+  // the candidate whose largest axis, then next largest, ... is smallest.
+  auto search = [&](auto&& self, std::vector<int>& axes, int left) -> void {
+    if (axes.size() + 1 == dims.size()) {
+      if (!axes.empty() && left < axes.back()) return;
+      std::vector<int> candidate = axes;
+      candidate.push_back(left);
+      if (best.empty() || std::lexicographical_compare(candidate.rbegin(), candidate.rend(), best.rbegin(), best.rend())) {
+        best = candidate;
+      }
+      return;
+    }
+    for (int size = axes.empty() ? 1 : axes.back(); size <= left; ++size) {
+      if (left % size != 0) continue;
+      axes.push_back(size);
+      self(self, axes, left / size);
+      axes.pop_back();
+    }
+  };
+  std::vector<int> axes;
+  search(search, axes, chips);
+  return best;
 }
 
 int device_count(const Hardware& hw) { return hw.chips * hw.cores_per_chip; }

@@ -61,6 +61,11 @@ struct InterconnectConfig {
   int links = 0;                       // ports per chip
   double link_bandwidth_bytes_per_s = 0;  // per link, per direction
   double link_latency_s = 0;           // per hop step of a collective
+  // Chips along an axis whose ends a wraparound link joins: an axis of a
+  // torus wraps when its size is a multiple of this (v5e and v6e: 16, only a
+  // whole pod's axis; v4 and v5p: 4, the 4x4x4 cubes the optical switches
+  // close). 0: every axis of a torus wraps.
+  int wraparound_axis = 0;
   std::vector<int> dims;               // slice shape, product == chips
 };
 
@@ -74,6 +79,9 @@ struct EnergyConfig {
   double hbm_pj_per_byte = 0;   // one byte read from or written to HBM
   std::optional<double> link_pj_per_byte;          // one byte sent over an inter-chip link
   std::optional<double> vector_pj_per_element_op;  // one vector instruction on one element
+  // The chip's power when idle (watts): what it draws whatever it computes,
+  // so a step's energy is this times its time plus the operations' energy.
+  std::optional<double> idle_power_w;
   std::vector<std::string> sources;                // the preset's citations, as written
 };
 
@@ -108,6 +116,12 @@ double ridge_point_macs_per_byte(const Hardware& hw);
 // (so the chip is one device); the same cycles as TimingOptions::megacore.
 // Any other hardware is returned unchanged.
 Hardware megacore_view(const Hardware& hw);
+
+// The slice shape for `chips` chips in `hw`'s topology: its own dims when
+// they hold that many chips, otherwise as Cloud TPU shapes its slices, the
+// most nearly cubic (square in 2D) factorization, smallest axis first (v4
+// with 64 chips: 4x4x4; 2048: 8x16x16; v5e with 256: 16x16; 8: 2x4).
+std::vector<int> slice_dims(const Hardware& hw, int chips);
 // Devices of the system, one per TensorCore: TPU:0 .. TPU:N-1.
 int device_count(const Hardware& hw);
 std::vector<std::string> device_names(const Hardware& hw);

@@ -25,7 +25,7 @@ constexpr double kTiB = 1024.0 * kGiB;
 // to 4.6 pJ (a 45 nm fp32 multiply and add) per operation, 1-25 pJ per byte
 // of SRAM and 30-325 pJ per byte of HBM or DDR3; zero is refused (leave the
 // figure out instead), and each range leaves a factor of 10 or more around them.
-constexpr std::array<FieldLimit, 24> kLimits{{
+constexpr std::array<FieldLimit, 26> kLimits{{
     {"clock_hz", FieldUnit::kHertz, 1e6, 1e10},
     {"published_peak_ops_per_s", FieldUnit::kOpsPerSecond, 1e6, 1e18},
     {"chips", FieldUnit::kCount, 1, 65536},
@@ -44,12 +44,14 @@ constexpr std::array<FieldLimit, 24> kLimits{{
     {"interconnect.links", FieldUnit::kCount, 1, 64},
     {"interconnect.link_bandwidth_bytes_per_s", FieldUnit::kBytesPerSecond, 1e6, 1e14},
     {"interconnect.link_latency_s", FieldUnit::kSeconds, 0, 1},
+    {"interconnect.wraparound_axis", FieldUnit::kCount, 0, 65536},
     {"interconnect.dims", FieldUnit::kCount, 1, 65536},
     {"energy.mac_pj", FieldUnit::kPicojoules, 1e-4, 1e3},
     {"energy.sram_pj_per_byte", FieldUnit::kPicojoules, 1e-3, 1e3},
     {"energy.hbm_pj_per_byte", FieldUnit::kPicojoules, 1e-2, 1e4},
     {"energy.link_pj_per_byte", FieldUnit::kPicojoules, 1e-3, 1e4},
     {"energy.vector_pj_per_element_op", FieldUnit::kPicojoules, 1e-4, 1e3},
+    {"energy.idle_power_w", FieldUnit::kWatts, 1e-3, 1e4},
 }};
 
 std::string format_value(FieldUnit unit, double value) {
@@ -80,6 +82,7 @@ std::string describe_range(const FieldLimit& limit) {
     case FieldUnit::kBytesPerSecond: return "bytes per second in " + range;
     case FieldUnit::kSeconds: return "seconds in " + range;
     case FieldUnit::kPicojoules: return "picojoules in " + range;
+    case FieldUnit::kWatts: return "watts in " + range;
   }
   return range;
 }
@@ -105,7 +108,8 @@ void check_field_ranges(const Hardware& hw, const FieldFailure& fail) {
   if (hw.interconnect.topology != Topology::kNone) {
     values.insert(values.end(), {{"interconnect.links", hw.interconnect.links},
                                  {"interconnect.link_bandwidth_bytes_per_s", hw.interconnect.link_bandwidth_bytes_per_s},
-                                 {"interconnect.link_latency_s", hw.interconnect.link_latency_s}});
+                                 {"interconnect.link_latency_s", hw.interconnect.link_latency_s},
+                                 {"interconnect.wraparound_axis", hw.interconnect.wraparound_axis}});
     for (int size : hw.interconnect.dims) values.emplace_back("interconnect.dims", size);
   }
   if (hw.energy) {
@@ -117,6 +121,7 @@ void check_field_ranges(const Hardware& hw, const FieldFailure& fail) {
     if (energy.vector_pj_per_element_op) {
       values.emplace_back("energy.vector_pj_per_element_op", *energy.vector_pj_per_element_op);
     }
+    if (energy.idle_power_w) values.emplace_back("energy.idle_power_w", *energy.idle_power_w);
   }
   for (const auto& [key, value] : values) {
     const FieldLimit& limit = *find_field_limit(key);

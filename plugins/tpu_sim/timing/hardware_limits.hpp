@@ -16,7 +16,7 @@
 
 namespace accel::tpu {
 
-enum class FieldUnit { kCount, kHertz, kOpsPerSecond, kBytes, kBytesPerSecond, kSeconds, kPicojoules };
+enum class FieldUnit { kCount, kHertz, kOpsPerSecond, kBytes, kBytesPerSecond, kSeconds, kPicojoules, kWatts };
 
 struct FieldLimit {
   std::string_view key;  // dotted key, e.g. "core.mxu.rows"; "interconnect.dims" limits each entry

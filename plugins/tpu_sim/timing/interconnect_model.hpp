@@ -1,13 +1,16 @@
-// Simulated time of an all-reduce of B bytes across the chips of a system
-// over its inter-chip links (ICI). Torus and mesh slices use a
-// dimension-ordered algorithm: a reduce-scatter along each dimension in turn
-// (the data shrinks by that dimension's size each time), then all-gathers
-// back. Each step is a bucket (ring) algorithm on that dimension's ring; with
-// wrap-around links the ring runs both ways at once. Cores of one chip first
-// combine their partials through HBM.
+// Simulated time of collectives across the chips of a system over its
+// inter-chip links (ICI). Torus and mesh slices use a dimension-ordered
+// algorithm: a reduce-scatter along each dimension in turn (the data shrinks
+// by that dimension's size each time), then all-gathers back. Each step is a
+// bucket (ring) algorithm on that dimension's ring; where the axis wraps
+// around (a torus axis of a multiple of interconnect.wraparound_axis chips)
+// the ring runs both ways at once, on a line one way. Every hop costs the
+// link latency, so a small collective is latency-bound and a large one
+// bandwidth-bound. Cores of one chip first combine their partials through HBM.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "timing/hardware_config.hpp"
@@ -35,5 +38,26 @@ struct AllReduceEstimate {
 
 AllReduceEstimate estimate_all_reduce(const Hardware& hw, double bytes,
                                       AllReduceAlgorithm algorithm = AllReduceAlgorithm::kDimensionOrdered);
+
+// Whether axis `axis` of the slice (interconnect.dims) has a wraparound link.
+bool axis_wraps_around(const Hardware& hw, int axis);
+
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+std::string_view to_string(Collective collective);
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all"; false for anything else.
+bool parse_collective(std::string_view text, Collective& collective);
+
+// One collective among the chips along one axis of the slice, each holding
+// `bytes`: the whole array an all-gather gathers (each chip starts with
+// bytes / members), the array a reduce-scatter scatters or an all-reduce
+// reduces, the buffer each chip of an all-to-all exchanges (a 1 / members
+// share to each peer). Link time on a ring of the axis's chips: an
+// all-gather or a reduce-scatter moves (members - 1) / members of the bytes
+// over each chip's link, an all-reduce twice that, an all-to-all a quarter
+// of an all-gather's on a bidirectional ring and half on a line (its shares
+// travel members / 4 or members / 2 hops on average); members - 1 latency
+// steps each way (twice for an all-reduce). No on-chip term: the chip's
+// cores act as one device.
+AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective, double bytes, int axis);
 
 }  // namespace accel::tpu

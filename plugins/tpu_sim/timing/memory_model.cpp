@@ -19,21 +19,37 @@ HbmTraffic hbm_traffic(const OperandBytes& tensors, std::int64_t buffer_bytes) {
     return traffic;
   }
   const std::int64_t chunk = std::max<std::int64_t>(1, buffer_bytes / 4);
-  // Weights resident: the input streams once per weight chunk, and vice versa.
+  // Three ways to tile the GEMM, each keeping one tensor on chip in chunks
+  // of a quarter of the buffer: the weights (the input streams once per
+  // weight chunk), the input (the weights stream once per input chunk), or
+  // the output's partial sums (the reduction dimension streams through: each
+  // output chunk needs all of one operand's matching rows or columns and
+  // the whole other operand). The last is how a convolution's filter
+  // gradient runs: two large operands reduced into a small one, each read once.
   const std::int64_t input_passes = ceil_div(tensors.weights, chunk);
   const std::int64_t weight_passes = ceil_div(tensors.input, chunk);
-  // In double to compare: the choice that is not taken may not fit int64.
-  const double weights_resident = static_cast<double>(tensors.input) * static_cast<double>(input_passes) +
-                                  static_cast<double>(tensors.weights);
-  const double input_resident = static_cast<double>(tensors.weights) * static_cast<double>(weight_passes) +
-                                static_cast<double>(tensors.input);
-  if (weights_resident <= input_resident) {
-    traffic.input_passes = input_passes;
-    traffic.input = checked_mul(tensors.input, input_passes, kTraffic);
-  } else {
-    traffic.weight_passes = weight_passes;
-    traffic.weights = checked_mul(tensors.weights, weight_passes, kTraffic);
+  const std::int64_t output_chunks = ceil_div(tensors.output, chunk);
+  // In double to compare: a choice that is not taken may not fit int64.
+  const double input = static_cast<double>(tensors.input), weights = static_cast<double>(tensors.weights);
+  struct Choice {
+    double bytes;
+    std::int64_t input_passes;
+    std::int64_t weight_passes;
+  };
+  const Choice choices[] = {
+      {input * static_cast<double>(input_passes) + weights, input_passes, 1},                // weights resident
+      {weights * static_cast<double>(weight_passes) + input, 1, weight_passes},              // input resident
+      {input + weights * static_cast<double>(output_chunks), 1, output_chunks},              // output, split by rows
+      {input * static_cast<double>(output_chunks) + weights, output_chunks, 1},              // output, split by columns
+  };
+  const Choice* best = &choices[0];
+  for (const Choice& choice : choices) {
+    if (choice.bytes < best->bytes) best = &choice;
   }
+  traffic.input_passes = best->input_passes;
+  traffic.weight_passes = best->weight_passes;
+  traffic.input = checked_mul(tensors.input, best->input_passes, kTraffic);
+  traffic.weights = checked_mul(tensors.weights, best->weight_passes, kTraffic);
   (void)checked_add(checked_add(traffic.input, traffic.weights, kTraffic), traffic.output, kTraffic);  // total()
   return traffic;
 }

@@ -28,8 +28,9 @@ struct HbmTraffic {
 };
 
 // If everything fits in half the buffer, each operand moves once. Otherwise
-// the operand that makes less traffic stays resident in chunks of a quarter
-// of the buffer, and the other is streamed once per chunk.
+// the tiling that makes the least traffic: one tensor (the input, the
+// weights, or the output's partial sums) stays resident in chunks of a
+// quarter of the buffer while the others stream past it.
 HbmTraffic hbm_traffic(const OperandBytes& tensors, std::int64_t buffer_bytes);
 
 struct MemoryTiming {

@@ -94,9 +94,18 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
   const std::int64_t mxus = static_cast<std::int64_t>(hardware_.core.mxus) * options_.cores;
   timing.folds_per_mxu = ceil_div(timing.folds, mxus);
   // The busiest MXU runs folds_per_mxu folds of the same shape back to back.
-  const std::int64_t t = timing.mapping.time_dim, r = mxu.rows, c = mxu.columns;
+  // With fewer folds than MXUs (a 64-channel convolution is one fold of a
+  // 128x128 array) the compiler loads each fold's weights into several MXUs,
+  // each streaming its share of the rows (weight stationary: the streamed
+  // dimension is M, the batch's output positions), so no MXU idles. SCALE-Sim
+  // times one array, so its convention keeps the whole stream on one.
+  ArrayMapping busiest = timing.mapping;
+  if (!scalesim && mxu.dataflow == Dataflow::kWeightStationary && timing.folds < mxus) {
+    busiest.time_dim = ceil_div(busiest.time_dim, mxus / timing.folds);
+  }
+  const std::int64_t t = busiest.time_dim, r = mxu.rows, c = mxu.columns;
   if (options_.cycle_accurate) {
-    timing.compute_cycles = cycle_accurate_compute_cycles(timing.mapping, timing.folds_per_mxu);
+    timing.compute_cycles = cycle_accurate_compute_cycles(busiest, timing.folds_per_mxu);
   } else if (scalesim) {
     const std::int64_t fill = mxu.dataflow == Dataflow::kOutputStationary ? r + c - 2 : 2 * r + c - 2;
     timing.compute_cycles = checked_mul(timing.folds_per_mxu, checked_add(t, fill, kCycles), kCycles) - 1;

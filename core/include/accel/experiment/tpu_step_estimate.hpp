@@ -49,6 +49,10 @@ struct TpuStepEstimate {
   double step_seconds = 0;  // simulated: the slowest core, plus the all-reduce
   double all_reduce_seconds = 0;  // the gradient all-reduce (TPUStrategy)
   double all_reduce_bytes = 0;
+  double gradient_bytes = 0;      // the trainable variables' bytes: what a data-parallel step all-reduces
+  // A slice timed as one replica plus the slice's all-reduce (every replica
+  // runs the same program), not by running a device per replica.
+  bool one_replica_timed = false;
   int64_t cycles = 0;
   int64_t ops = 0;          // op calls of the compiled step
   double flops = 0;
@@ -65,6 +69,7 @@ struct TpuStepEstimate {
   // The step's energy on every core of the system (joules), when the
   // preset has per-operation energies (docs/tpu-emulator.md "Energy").
   std::optional<TpuEnergy> energy;
+  double average_power_w = 0;  // per chip over the step: energy / step time / chips (static power included)
   std::vector<TpuOpCost> by_op;     // most simulated time first
   double wall_seconds = 0;          // host time the estimate took (both steps)
 };

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define ACCEL_PLUGIN_API_MAJOR 1
-#define ACCEL_PLUGIN_API_MINOR 6
+#define ACCEL_PLUGIN_API_MINOR 7
 /* The oldest plugin minor version this host accepts. */
 #define ACCEL_PLUGIN_API_MIN_MINOR 0
 
@@ -190,7 +190,11 @@ typedef enum AccelOp {
      variance[C], the biased batch variance that y is normalized with:
        y = (x - mean) * rsqrt(variance + epsilon) * scale + offset.
      AccelBatchNormAttributes holds epsilon. Float dtypes; the statistics in
-     x's dtype. Optional: where a device does not claim it the host composes
+     x's dtype. Since 1.7, a bfloat16 or float16 x may come with float32
+     scale and offset (FusedBatchNormV3's T and U): the op then computes in
+     float32, mean and variance are float32 and only y is of x's dtype (the
+     same for the gradient: dy, x and dx of x's dtype, the rest float32); the
+     host sends that only to a plugin of 1.7 or later. Optional: where a device does not claim it the host composes
      the primitive ops (mean, subtract, square, ...). */
   ACCEL_OP_BATCH_NORM = 65,
   /* Since 1.6. BATCH_NORM's gradient (FusedBatchNormGradV3): in: dy, x,
@@ -466,7 +470,16 @@ typedef struct AccelOpCall {
   const AccelTensor* outputs;
   const void* attributes; /* the op's Accel*Attributes, or NULL for none */
   uint64_t sequence;      /* increasing id, echoed in AccelOpProfile */
+  /* Since 1.7 (read it only where struct_size holds it): ACCEL_OP_CALL_*
+     bits. */
+  uint32_t flags;
 } AccelOpCall;
+
+/* The call is one op of a compiled step (accel::function, Keras's
+   jit_compile) being run again from its graph: the ops around it belong to
+   the same program, which a compiler for the device would fuse (a timing
+   model may cost it so). Not set for eager ops, nor while a step is traced. */
+#define ACCEL_OP_CALL_COMPILED 0x1u
 
 /* ----------------------------------------------------------------- devices */
 
