@@ -521,6 +521,45 @@ TEST(Energy, AResidentInputCostsNoHbmEnergyButIsStillRead) {
   EXPECT_DOUBLE_EQ(from_vmem.vector_j, from_hbm.vector_j);
 }
 
+// ------------------------------------------- convolution gradients
+
+AccelConv2dAttributes conv_attributes(int32_t pad) {
+  AccelConv2dAttributes attributes{};
+  attributes.struct_size = sizeof(attributes);
+  attributes.stride_h = attributes.stride_w = 1;
+  attributes.dilation_h = attributes.dilation_w = 1;
+  attributes.pad_top = attributes.pad_bottom = attributes.pad_left = attributes.pad_right = pad;
+  return attributes;
+}
+
+// A 3x3 filter gradient, by hand: dfilter[576, 64] = im2col(x)^T . dy, K =
+// 8 x 16 x 16 = 2048 output positions. Weight stationary on a v4 core (4
+// MXUs of 128x128): 2048 / 128 = 16 folds, 4 per MXU, each streaming the 576
+// rows: 3 x 576 + 576 + 2 x 128 + 128 - 2 cycles. HBM: x, dy and dfilter
+// once each (no patch matrix).
+TEST(ConvolutionGradients, FilterGradientByHand) {
+  const AccelConv2dAttributes same = conv_attributes(1);
+  const HostTensor x = tensor({8, 16, 16, 64}, ACCEL_DTYPE_BF16), dy = tensor({8, 16, 16, 64}, ACCEL_DTYPE_BF16);
+  const HostTensor dfilter = tensor({3, 3, 64, 64}, ACCEL_DTYPE_BF16);
+  const OpCost cost = cost_op(tpu_v4(), ACCEL_OP_CONV2D_BACKWARD_FILTER, std::vector{x, dy}, std::vector{dfilter}, &same);
+  EXPECT_EQ(cost.timing.gemm.m, 576);
+  EXPECT_EQ(cost.timing.gemm.n, 64);
+  EXPECT_EQ(cost.timing.gemm.k, 2048);
+  EXPECT_EQ(cost.timing.folds, 16);
+  EXPECT_EQ(cost.timing.compute_cycles, 3 * 576 + 576 + 2 * 128 + 128 - 2);
+  EXPECT_EQ(cost.timing.hbm_bytes, bytes_of(x) + bytes_of(dy) + bytes_of(dfilter));
+  // At ResNet's first stage and batch 128 the operands are 51 MB each, far
+  // beyond VMEM: the output's partial sums stay on chip and x and dy still
+  // stream once each, where keeping either operand resident would stream
+  // the other 13 times.
+  const HostTensor big_x = tensor({128, 56, 56, 64}, ACCEL_DTYPE_BF16), big_dy = tensor({128, 56, 56, 64}, ACCEL_DTYPE_BF16);
+  const OpCost big =
+      cost_op(tpu_v4(), ACCEL_OP_CONV2D_BACKWARD_FILTER, std::vector{big_x, big_dy}, std::vector{dfilter}, &same);
+  EXPECT_EQ(big.timing.hbm_bytes, bytes_of(big_x) + bytes_of(big_dy) + bytes_of(dfilter));
+  EXPECT_EQ(big.timing.hbm.input_passes, 1);
+  EXPECT_EQ(big.timing.hbm.weight_passes, 1);
+}
+
 // ------------------------------------------------- batch norm in programs
 
 // BATCH_NORM of bf16 x[128, 28, 28, 256] with float32 per-feature operands,

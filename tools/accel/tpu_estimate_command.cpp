@@ -49,10 +49,12 @@ Hardware select_hardware(const TpuEstimateRequest& request) {
 
 std::string describe_hardware(const Hardware& hw) {
   const auto& mxu = hw.core.mxu;
-  return fmt::format("{} (one TensorCore: {} MXU{} of {}x{} {}, {} {}, {:.0f} MHz, HBM {:.0f} GB/s)", hw.name,
+  const std::string share = hw.cores_per_chip > 1 ? fmt::format(" of the chip's {:.0f}", hw.hbm.bandwidth_bytes_per_s / 1e9)
+                                                 : std::string();
+  return fmt::format("{} (one TensorCore: {} MXU{} of {}x{} {}, {} {}, {:.0f} MHz, HBM {:.0f}{} GB/s)", hw.name,
                      hw.core.mxus, hw.core.mxus == 1 ? "" : "s", mxu.rows, mxu.columns, to_string(mxu.dataflow),
                      to_string(mxu.input_type), to_string(mxu.accumulator_type), hw.clock_hz / 1e6,
-                     hw.hbm.bandwidth_bytes_per_s / 1e9);
+                     hw.hbm.bandwidth_bytes_per_s / hw.cores_per_chip / 1e9, share);
 }
 
 // The op's energy in joules (docs/tpu-emulator.md, "Energy"); null without the preset's figures.

@@ -48,7 +48,8 @@ void describe(TensorCore& core, const AccelPluginContext& context) {
       {"matmul_precision", "bfloat16"},
       {"clock_hz", fmt::format("{}", hw.clock_hz)},
       {"peak_flops", fmt::format("{}", peak_flops)},
-      {"hbm_bandwidth", fmt::format("{}", hw.hbm.bandwidth_bytes_per_s)},
+      // The device's share: a chip's TensorCores share its HBM (a megacore device has all of it).
+      {"hbm_bandwidth", fmt::format("{}", hw.hbm.bandwidth_bytes_per_s / hw.cores_per_chip)},
       {"vmem_bytes", std::to_string(hw.core.vmem_bytes)},
       {"mode", context.settings.cycle_accurate ? "cycle_accurate" : "analytical"},
       {"convention", std::string(to_string(context.settings.convention))},

@@ -205,7 +205,7 @@ void TimingModel::finish(OpTiming& timing, std::int64_t first_tile_bytes, double
   timing.first_tile_bytes = first_tile_bytes;
   timing.hbm_bytes = checked_add(checked_add(timing.hbm.input, timing.hbm.weights, kTensorBytes),
                                  checked_add(timing.hbm.output, timing.hbm.epilogue, kTensorBytes), kTensorBytes);
-  const double bytes_per_cycle = hardware_.hbm.bandwidth_bytes_per_s / hardware_.clock_hz;
+  const double bytes_per_cycle = hbm_bytes_per_cycle();
   const MemoryTiming memory = overlap_with_compute(timing.compute_cycles, timing.hbm_bytes, first_tile_bytes,
                                                    bytes_per_cycle, options_.ideal_memory);
   timing.memory_cycles = memory.memory_cycles;
@@ -215,6 +215,10 @@ void TimingModel::finish(OpTiming& timing, std::int64_t first_tile_bytes, double
   timing.arithmetic_intensity = timing.hbm_bytes > 0 ? flops / static_cast<double>(timing.hbm_bytes) : 0.0;
   timing.bound = !options_.ideal_memory && memory.memory_bound ? Bound::kMemory : Bound::kCompute;
   timing.energy = energy_of(timing);
+}
+
+double TimingModel::hbm_bytes_per_cycle() const {
+  return hardware_.hbm.bandwidth_bytes_per_s * options_.cores / hardware_.cores_per_chip / hardware_.clock_hz;
 }
 
 std::optional<Energy> TimingModel::energy_of(const OpTiming& timing) const {

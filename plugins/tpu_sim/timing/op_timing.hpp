@@ -141,6 +141,9 @@ class TimingModel {
 
   const Hardware& hardware() const { return hardware_; }
   const TimingOptions& options() const { return options_; }
+  // HBM bytes per cycle for an op on options().cores TensorCores: their share
+  // of the chip's bandwidth, which its cores share (all of it in megacore).
+  double hbm_bytes_per_cycle() const;
 
  private:
   OpTiming time_gemm(std::string op, const GemmShape& gemm, const OperandBytes& tensors) const;

@@ -16,7 +16,7 @@ constexpr std::string_view kProgramCycles = "the program's cycles";
 // starts: the memory overlap of op_timing on what is left to load.
 void apply_prefetch(const TimingModel& model, OpTiming& timing, std::int64_t prefetched) {
   const Hardware& hw = model.hardware();
-  const double bytes_per_cycle = hw.hbm.bandwidth_bytes_per_s / hw.clock_hz;
+  const double bytes_per_cycle = model.hbm_bytes_per_cycle();
   const MemoryTiming memory =
       overlap_with_compute(timing.compute_cycles, timing.hbm_bytes - prefetched,
                            std::max<std::int64_t>(0, timing.first_tile_bytes - prefetched), bytes_per_cycle,
@@ -45,7 +45,7 @@ std::int64_t prefetch_weights(const TimingModel& model, OpTiming& timing, std::i
   const std::int64_t half_buffer = checked_mul(hw.core.vmem_bytes, model.options().cores, "the VMEM bytes") / 2;
   const std::int64_t weights_once = timing.hbm.weights / std::max<std::int64_t>(1, timing.hbm.weight_passes);
   if (weights_once > half_buffer) return 0;
-  const double bytes_per_cycle = hw.hbm.bandwidth_bytes_per_s / hw.clock_hz;
+  const double bytes_per_cycle = model.hbm_bytes_per_cycle();
   const double idle_bytes = std::floor(static_cast<double>(idle_cycles) * bytes_per_cycle);
   const auto prefetched = static_cast<std::int64_t>(std::min(static_cast<double>(weights_once), idle_bytes));
   if (prefetched > 0) apply_prefetch(model, timing, prefetched);
