@@ -42,6 +42,25 @@ TEST(Megacore, HalvesALargeMatmulsComputeOnV4) {
   EXPECT_NEAR(mega.mxu_utilization, one.mxu_utilization * one.cycles / (2.0 * mega.cycles), 1e-12);
 }
 
+// A chip's TensorCores share its HBM: one core alone has half a v4's
+// bandwidth, an op spread over the chip in megacore (or the megacore view's
+// one device) all of it; a memory-bound op takes twice the memory cycles
+// on one core.
+TEST(Megacore, TheCoresShareTheChipsHbmBandwidth) {
+  const Hardware v4 = preset("tpu_v4");
+  const double chip = v4.hbm.bandwidth_bytes_per_s / v4.clock_hz;
+  EXPECT_DOUBLE_EQ(TimingModel(v4).hbm_bytes_per_cycle(), chip / 2);
+  EXPECT_DOUBLE_EQ(TimingModel(v4, {.megacore = true}).hbm_bytes_per_cycle(), chip);
+  EXPECT_DOUBLE_EQ(TimingModel(megacore_view(v4)).hbm_bytes_per_cycle(), chip);
+  const Hardware v5e = preset("tpu_v5e");  // one core: the whole chip's
+  EXPECT_DOUBLE_EQ(TimingModel(v5e).hbm_bytes_per_cycle(), v5e.hbm.bandwidth_bytes_per_s / v5e.clock_hz);
+  const OpTiming one_core = TimingModel(v4).estimate_vector_op(VectorOpKind::kElementwise, 1 << 24, NumberType::kBf16);
+  const OpTiming megacore =
+      TimingModel(v4, {.megacore = true}).estimate_vector_op(VectorOpKind::kElementwise, 1 << 24, NumberType::kBf16);
+  EXPECT_EQ(one_core.hbm_bytes, megacore.hbm_bytes);
+  EXPECT_NEAR(static_cast<double>(one_core.memory_cycles) / static_cast<double>(megacore.memory_cycles), 2.0, 1e-4);  // each rounded up
+}
+
 TEST(Megacore, ChangesNothingOnAOneCoreChipOrWhenOff) {
   const Hardware v5e = preset("tpu_v5e");
   const OpTiming one = TimingModel(v5e).estimate_matmul(8192, 8192, 8192, NumberType::kBf16);
