@@ -20,15 +20,6 @@ std::string preset_setting(const TPUClusterResolver& resolver) {
   return tpu.ends_with(".yaml") || tpu.ends_with(".yml") ? tpu : resolver.slice().preset;
 }
 
-std::string why_no_emulator() {
-  std::string reasons;
-  for (const runtime::SkippedPlugin& skipped : runtime::skipped_plugins()) {
-    if (skipped.name == "tpu_sim" || skipped.path.find("tpu_sim") != std::string::npos) {
-      reasons += fmt::format("; {} was skipped: {}", skipped.path, skipped.reason);
-    }
-  }
-  return reasons.empty() ? "; no libaccel-plugin-tpu_sim.so was found (see `accel devices`)" : reasons;
-}
 
 TpuTopology topology_of(const nlohmann::json& system) {
   TpuTopology topology;
@@ -64,7 +55,7 @@ TpuTopology initialize_tpu_system(const TPUClusterResolver& resolver) {
   const std::optional<TpuEmulator> emulator = TpuEmulator::find();
   if (!emulator) {
     throw NotFoundError(fmt::format("initialize_tpu_system('{}'): the TPU emulator plugin is not loaded{}",
-                                    resolver.tpu(), why_no_emulator()));
+                                    resolver.tpu(), TpuEmulator::why_not_found()));
   }
   const nlohmann::json system = nlohmann::json::parse(emulator->system_json());
   const TpuTopology topology = topology_of(system);

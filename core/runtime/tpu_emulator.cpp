@@ -19,6 +19,16 @@ std::optional<TpuEmulator> TpuEmulator::find() {
   return TpuEmulator(static_cast<const AccelTpuSimExtension*>(found->table), found->context);
 }
 
+std::string TpuEmulator::why_not_found() {
+  std::string reasons;
+  for (const runtime::SkippedPlugin& skipped : runtime::skipped_plugins()) {
+    if (skipped.name == "tpu_sim" || skipped.path.find("tpu_sim") != std::string::npos) {
+      reasons += "; " + skipped.path + " was skipped: " + skipped.reason;
+    }
+  }
+  return reasons.empty() ? "; no libaccel-plugin-tpu_sim.so was found (see `accel devices`)" : reasons;
+}
+
 TpuCoreTotals TpuEmulator::totals(int core) const {
   AccelTpuSimDeviceTotals totals{};
   totals.struct_size = sizeof(totals);

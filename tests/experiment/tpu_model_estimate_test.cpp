@@ -200,6 +200,50 @@ TEST(TpuModelEstimate, OneReplicaTimedEqualsTheWholeSlice) {
       << uneven.output;
 }
 
+// The emulated system of `--run NAME` is that run's `tpu:` section (preset
+// and hardware fields) unless --preset is given; a bad preset file or --set
+// key is named, with its position, not reported as a plugin that did not load.
+TEST(TpuModelEstimate, TheChosenRunsPresetAndNamedPresetErrors) {
+  const fs::path file = write_model_file("runs", R"(name: two_runs
+model:
+  graph:
+    inputs: {image: {shape: [16, 16, 3]}}
+    layers:
+      - conv2d: {name: stem, filters: 16, kernel_size: 3, padding: same, activation: relu, inputs: image}
+      - global_average_pooling2d: {name: pool, inputs: stem}
+      - dense: {name: logits, units: 10, inputs: pool}
+    outputs: logits
+data: {source: synthetic, shape: [16, 16, 3], classes: 10, samples: 64, batch: 64}
+training:
+  optimizer: sgd
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+compare:
+  - {name: on_v4, device: /TPU:0, tpu: {preset: tpu_v4}}
+  - {name: on_v5e, device: /TPU:0, tpu: {preset: tpu_v5e, hardware: {hbm.bandwidth_bytes_per_s: 1e11}}}
+)");
+  const json v5e = estimate(file, "--run on_v5e");
+  ASSERT_TRUE(v5e.is_object());
+  EXPECT_EQ(v5e["system"]["preset"], "tpu_v5e");
+  EXPECT_EQ(v5e["system"]["hbm_bandwidth_bytes_per_s"].get<double>(), 1e11);
+  const json v4 = estimate(file, "--run on_v5e --preset tpu_v4");
+  ASSERT_TRUE(v4.is_object());
+  EXPECT_EQ(v4["system"]["preset"], "tpu_v4");
+
+  const fs::path bad_preset = file.parent_path() / "bad_preset.yaml";
+  std::ofstream(bad_preset) << "name: x\n";
+  for (const auto& [arguments, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--set core.mxu.rowz=3", "unknown key 'core.mxu.rowz'"},
+           {"--set core.mxu.rows=0", "'core.mxu.rows' is 0, out of range"},
+           {"--preset no_such_preset", "no such TPU preset"},
+           {"--preset " + bad_preset.string(), bad_preset.string() + ":1:1: missing key 'clock_hz'"}}) {
+    const testing::CommandResult result =
+        run_shell(kAccel + " tpu estimate --model " + file.string() + " " + arguments);
+    EXPECT_EQ(result.code, 2) << arguments;
+    EXPECT_NE(result.output.find(expected), std::string::npos) << arguments << ": " << result.output;
+    EXPECT_EQ(result.output.find("did not load"), std::string::npos) << result.output;
+  }
+}
+
 TEST(TpuModelEstimate, AFileWithoutAnInputShapeIsRefused) {
   const fs::path file = write_model_file("no_shape", "name: no_shape\nmodel:\n  layers: [flatten, dense: {units: 10}]\n");
   const testing::CommandResult result = run_shell(kAccel + " tpu estimate --model " + file.string());

@@ -81,6 +81,36 @@ TEST(TpuEstimateCommand, ErrorsExitWithTwo) {
   EXPECT_NE(result.err.find("tpu_v4"), std::string::npos) << result.err;
 }
 
+// `collective KIND BYTES --axis N`: one axis of the preset's slice; a kind
+// or an axis that is not there is named.
+TEST(TpuEstimateCommand, CollectiveAlongAnAxis) {
+  TpuEstimateRequest request;
+  request.op = "collective";
+  request.preset = "tpu_v5e";
+  request.overrides = {"chips=64", "interconnect.dims=[4,16]"};
+  request.collective = "all_gather";
+  request.dims = {33554432};
+  request.json = true;
+  Result result = run(request);
+  ASSERT_EQ(result.code, 0) << result.err;
+  const nlohmann::json line = nlohmann::json::parse(result.out);
+  EXPECT_EQ(line["chips"], 4);
+  EXPECT_EQ(line["wraparound"], false);
+  EXPECT_EQ(line["steps"], 3);
+  request.axis = 1;
+  const nlohmann::json ring = nlohmann::json::parse(run(request).out);
+  EXPECT_EQ(ring["wraparound"], true);
+  request.axis = 2;
+  result = run(request);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("--axis 2: expected 0 to 1"), std::string::npos) << result.err;
+  request.axis = 0;
+  request.collective = "gather_all";
+  result = run(request);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("collective 'gather_all'"), std::string::npos) << result.err;
+}
+
 TEST(TpuEstimateCommand, AnAllReduceWhoseCyclesDoNotFitIsAnError) {
   TpuEstimateRequest request;
   request.op = "allreduce";

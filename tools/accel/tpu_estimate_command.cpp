@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -145,6 +146,11 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
     if (!parse_collective(request.collective, kind)) {
       throw std::invalid_argument("collective '" + request.collective +
                                   "' is not all_reduce, all_gather, reduce_scatter or all_to_all");
+    }
+    if (request.axis < 0 || request.axis >= static_cast<int>(hw.interconnect.dims.size())) {
+      throw std::invalid_argument(fmt::format("--axis {}: expected 0 to {}, an axis of the slice's interconnect.dims [{}]",
+                                              request.axis, static_cast<int>(hw.interconnect.dims.size()) - 1,
+                                              fmt::join(hw.interconnect.dims, ", ")));
     }
     const AllReduceEstimate collective =
         estimate_collective(hw, kind, static_cast<double>(request.dims[0]), request.axis);

@@ -181,8 +181,9 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
   if (error) throw InternalError("cannot find this program's path: " + error.message());
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (const std::string& value : values) {
-    std::string command = fmt::format("'{}' tpu estimate --model '{}' --preset '{}' --values {} --json", self,
-                                      request.file, request.preset, request.values);
+    std::string command = fmt::format("'{}' tpu estimate --model '{}' --values {} --json", self, request.file,
+                                      request.values);
+    if (request.preset_given) command += fmt::format(" --preset '{}'", request.preset);
     if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
     if (request.inference) command += " --inference";
     if (request.megacore) command += " --megacore";
@@ -238,11 +239,6 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     if (request.values != "none" && request.values != "compute") {
       throw InvalidArgumentError("--values '" + request.values + "': expected none (timing only) or compute");
     }
-    // Before anything lists devices: the emulator reads these when it loads.
-    config::set_setting("tpu_sim.preset", request.preset);
-    config::set_setting("tpu_sim.overrides", joined(request.overrides));
-    config::set_setting("tpu_sim.values", request.values);
-    if (request.megacore) config::set_setting("tpu_sim.megacore", "on");
     experiment::LoadOptions options;
     inspect_keras_files(options);
     options.overrides = request.file_overrides;
@@ -252,11 +248,12 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     std::string slice = request.slice;
 #ifdef ACCEL_ONE_REPLICA_SLICES
     std::optional<tpu::Hardware> one_replica_of;
+    std::optional<std::string> slice_preset;  // the one replica's chip
     if (!slice.empty()) {
       const distribute::TpuSliceDescription description = distribute::describe_tpu_slice(slice);
       tpu::Hardware hw = slice_hardware(request, description);
       if (request.one_replica || tpu::device_count(hw) > kLargestSliceRunWhole) {
-        config::set_setting("tpu_sim.preset", description.preset);
+        slice_preset = description.preset;
         one_replica_of = std::move(hw);
         slice.clear();
       }
@@ -274,6 +271,29 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
       }
     }
     if (chosen == nullptr) throw InvalidArgumentError(request.file + ": no run named '" + request.run + "'");
+    // The emulated system: --preset, else the chosen run's `tpu:` section
+    // (its preset and hardware fields), else tpu_v4; then the --set fields.
+    std::string preset = request.preset;
+    std::vector<std::string> overrides;
+    if (!request.preset_given && chosen->tpu) {
+      preset = chosen->tpu->preset_path.empty() ? chosen->tpu->preset : chosen->tpu->preset_path;
+      std::istringstream fields(experiment::tpu_sim_overrides(*chosen->tpu));
+      for (std::string field; std::getline(fields, field, ';');) overrides.push_back(field);
+    }
+    overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
+#ifdef ACCEL_ONE_REPLICA_SLICES
+    if (slice_preset) preset = *slice_preset;
+    // Checked here, so that a bad file or key is named (file:line:column,
+    // the key) rather than the plugin failing to load.
+    tpu::SystemSelection selection{.preset_or_file = preset};
+    for (const std::string& field : overrides) selection.overrides.push_back(tpu::parse_field_override(field));
+    (void)tpu::load_system(selection);
+#endif
+    // Before anything lists devices: the emulator reads these when it loads.
+    config::set_setting("tpu_sim.preset", preset);
+    config::set_setting("tpu_sim.overrides", joined(overrides));
+    config::set_setting("tpu_sim.values", request.values);
+    if (request.megacore) config::set_setting("tpu_sim.megacore", "on");
 #ifdef ACCEL_ONE_REPLICA_SLICES
     if (one_replica_of) {
       const int replicas = tpu::device_count(*one_replica_of);
@@ -349,6 +369,7 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
     }
     if (request->file.empty()) throw CLI::RequiredError("an op (gemm, conv2d, vector, allreduce) or --model FILE");
     request->preset = op_request->preset;
+    request->preset_given = estimate.count("--preset") > 0;
     request->overrides = op_request->overrides;
     request->json = op_request->json;
     const int code = run_tpu_model_estimate(*request, std::cout, std::cerr);

@@ -21,6 +21,7 @@ namespace accel::cli {
 struct TpuModelEstimateRequest {
   std::string file;
   std::string preset = "tpu_v4";
+  bool preset_given = false;           // --preset on the command line (else the run's `tpu:` preset, else tpu_v4)
   std::vector<std::string> overrides;  // --set key=value
   std::string run;                     // --run NAME: a run of the file (default the first)
   int64_t batch = 0;                   // --batch N (0: the file's data.batch, or 32)

@@ -17,9 +17,6 @@ std::string run_device_type(const RunConfig& run);
 // The device the run's ops are pinned to: "/CPU:0", "/TPU:0", ...
 std::string run_device_name(const RunConfig& run);
 
-// tpu_sim.overrides text ("core.mxu.rows=64;core.mxu.columns=64") for the run's what-ifs.
-std::string tpu_sim_overrides(const TpuSystem& system);
-
 // Call before the first tensor, op or logical-device listing.
 void apply_device_settings(const RunConfig& run);
 

@@ -120,7 +120,7 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   if (tpu_strategy) distribute::initialize_tpu_system(make_tpu_resolver(*run.strategy));
   const std::optional<TpuEmulator> emulator = TpuEmulator::find();
   if (!emulator) {
-    throw FailedPreconditionError("no TPU emulator: the tpu_sim plugin did not load (see `accel devices`)");
+    throw FailedPreconditionError("no TPU emulator: the tpu_sim plugin did not load" + TpuEmulator::why_not_found());
   }
   TpuStepEstimate estimate;
   estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();

@@ -64,6 +64,9 @@ class TpuEmulator {
   // The loaded tpu_sim plugin (loading plugins if the runtime has not yet),
   // or nullopt when there is none.
   static std::optional<TpuEmulator> find();
+  // Why find() found none, to append to a message: "; <path> was skipped:
+  // <reason>" for each skipped tpu_sim plugin, or that none was found.
+  static std::string why_not_found();
 
   TpuCoreTotals totals(int core) const;
   // The energy of every core of the emulated system since the reset, summed;

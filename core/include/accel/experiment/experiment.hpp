@@ -77,6 +77,10 @@ struct TpuSystem {
   std::string timing = "analytical";
 };
 
+// The emulator's tpu_sim.overrides for `system`: its array, dataflow and
+// hardware fields as "key=value;key=value".
+std::string tpu_sim_overrides(const TpuSystem& system);
+
 // csv: the columns one model input takes (data.input_columns).
 struct InputColumns {
   std::string input;                 // a model.graph input
