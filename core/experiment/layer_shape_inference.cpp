@@ -74,7 +74,7 @@ Margins margins_argument(const KerasObject& layer, const std::string& key, std::
 }
 
 const std::vector<std::string>& merge_layers() {
-  static const std::vector<std::string> names{"add", "subtract", "multiply", "average"};
+  static const std::vector<std::string> names{"add", "subtract", "multiply", "average", "maximum", "minimum"};
   return names;
 }
 

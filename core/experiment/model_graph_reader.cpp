@@ -222,8 +222,8 @@ class GraphReader {
 }  // namespace
 
 bool takes_list_input(const std::string& layer) {
-  static const std::set<std::string> kListInput{"add",     "subtract",    "multiply",
-                                                "average", "concatenate", "multi_head_attention"};
+  static const std::set<std::string> kListInput{"add",     "subtract", "multiply",    "average",
+                                                "maximum", "minimum",  "concatenate", "multi_head_attention"};
   return kListInput.contains(layer);
 }
 

@@ -274,6 +274,8 @@ SpecPtr layer_spec() {
        layer("subtract", "inputs[0] - inputs[1] (model.graph; exactly two inputs).", {}),
        layer("multiply", "Product of its inputs (model.graph; shapes broadcast).", {}),
        layer("average", "Mean of its inputs (model.graph; shapes broadcast).", {}),
+       layer("maximum", "Elementwise largest of its inputs (model.graph; shapes broadcast).", {}),
+       layer("minimum", "Elementwise smallest of its inputs (model.graph; shapes broadcast).", {}),
        layer("concatenate", "Its inputs joined along an axis (model.graph).",
              {optional("axis", integer(-8, 8), "-1", "The joined axis; the others must agree.", "-1")}),
        layer("multi_head_attention",
@@ -697,7 +699,7 @@ constexpr const char* kRulesAcrossKeys = R"(
   data gives tokens.
 - **Model graphs.** Every layer of `model.graph.layers` has a `name` and `inputs`: the names of
   graph inputs or of layers listed before it (as Keras calls them), one name for a one-input
-  layer, a list for add, subtract (two), multiply, average, concatenate and
+  layer, a list for add, subtract (two), multiply, average, maximum, minimum, concatenate and
   multi_head_attention (`[query, value]` or `[query, value, key]`; `[x, x]` is self-attention).
   Names are unique among inputs and layers. A name listed later, a cycle, an unknown name, and
   a layer or input that no output depends on (Keras drops those silently; here it is most

@@ -195,11 +195,13 @@ model:
       - subtract: {name: difference, inputs: [global_average, steps_average]}
       - multiply: {name: product, inputs: [global_average, steps_max]}
       - average: {name: mean, inputs: [global_average, steps_average, sum]}
+      - maximum: {name: largest, inputs: [global_average, steps_max]}
+      - minimum: {name: smallest, inputs: [global_average, steps_average, sum]}
       - embedding: {name: embedded, input_dim: 10, output_dim: 4, inputs: ids}
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
     outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
               upsampled, global_max, batch_norm, layer_norm, flat, permuted, repeated, attention, joined, difference,
-              product, mean, positioned]
+              product, mean, largest, smallest, positioned]
 data: {source: synthetic}
 training: {optimizer: adam, loss: mse}
 )";

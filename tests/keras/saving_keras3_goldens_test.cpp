@@ -88,7 +88,9 @@ TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
   EXPECT_TRUE(members.contains("config.json") && members.contains("metadata.json") && members.contains("model.weights.h5"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest, ::testing::Values("mlp", "cnn", "functional"));
+// merges: every argument-free merge layer (Add, Subtract, Multiply, Average,
+// Maximum, Minimum) over two Dense branches (tools/keras_goldens/make_merge_goldens.py).
+INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest, ::testing::Values("mlp", "cnn", "functional", "merges"));
 
 // TensorFlow's CPU convolutions are oneDNN's direct kernels; accel's CPU
 // plugin runs 3x3 ones with 16+ channels as Winograd by default, which

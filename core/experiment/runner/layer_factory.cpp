@@ -167,6 +167,8 @@ std::shared_ptr<keras::Layer> make_merge_layer(const KerasObject& layer, const s
   if (kind == "subtract") return std::make_shared<keras::Subtract>(name);
   if (kind == "multiply") return std::make_shared<keras::Multiply>(name);
   if (kind == "average") return std::make_shared<keras::Average>(name);
+  if (kind == "maximum") return std::make_shared<keras::Maximum>(name);
+  if (kind == "minimum") return std::make_shared<keras::Minimum>(name);
   if (kind == "concatenate") return std::make_shared<keras::Concatenate>(static_cast<int32_t>(int_or(layer, "axis", -1)), name);
   return nullptr;
 }

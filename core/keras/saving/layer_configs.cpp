@@ -66,6 +66,16 @@ struct LayerCodec {
   std::function<std::shared_ptr<Layer>(LayerArguments&)> from_config;
 };
 
+// A merge layer with no arguments of its own (Add, Subtract, Multiply,
+// Average, Maximum, Minimum): Keras writes only the base config.
+template <typename MergeLayer>
+LayerCodec merge_codec() {
+  return {[](const Layer&) { return json::object(); },
+          [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+            return std::make_shared<MergeLayer>(arguments.layer_name());
+          }};
+}
+
 json dense_config(const Dense& dense) {
   json config{{"units", dense.units()},
               {"activation", dense.options().activation},
@@ -303,11 +313,12 @@ const std::map<std::string, LayerCodec>& codecs() {
           require_channels_last(arguments);
           return std::make_shared<Flatten>(arguments.layer_name());
         }}},
-      {"Add",
-       {[](const Layer&) { return json::object(); },
-        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
-          return std::make_shared<Add>(arguments.layer_name());
-        }}},
+      {"Add", merge_codec<Add>()},
+      {"Subtract", merge_codec<Subtract>()},
+      {"Multiply", merge_codec<Multiply>()},
+      {"Average", merge_codec<Average>()},
+      {"Maximum", merge_codec<Maximum>()},
+      {"Minimum", merge_codec<Minimum>()},
       {"Concatenate",
        {[](const Layer& layer) { return json{{"axis", static_cast<const Concatenate&>(layer).axis()}}; },
         [](LayerArguments& arguments) -> std::shared_ptr<Layer> {

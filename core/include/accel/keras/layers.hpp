@@ -22,7 +22,9 @@
 #include <accel/keras/layers/layer_normalization.hpp>
 #include <accel/keras/layers/margins2d.hpp>
 #include <accel/keras/layers/max_pooling2d.hpp>
+#include <accel/keras/layers/maximum.hpp>
 #include <accel/keras/layers/merge.hpp>
+#include <accel/keras/layers/minimum.hpp>
 #include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/layers/multiply.hpp>
 #include <accel/keras/layers/permute.hpp>
