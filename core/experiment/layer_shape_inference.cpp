@@ -151,7 +151,17 @@ class ShapeWalker {
       }
       return input();
     }
-    return input();  // dropout, activation: same shape
+    if (name == "softmax") {
+      const Value* axis_value = written(layer_, "axis");
+      const std::int64_t axis = axis_value != nullptr ? axis_value->as_int() : -1;
+      const auto rank = static_cast<std::int64_t>(input().size());
+      if (axis >= rank || axis < -rank) {
+        fail(fmt::format("axis {} is not an axis of the input {}", axis, shape_text(input())),
+             fmt::format("an axis in 0..{} or -{}..-1", rank - 1, rank),
+             axis_value != nullptr ? axis_value->where : layer_.where);
+      }
+    }
+    return input();  // dropout, activation, relu, leaky_relu, elu, softmax, rescaling: same shape
   }
 
  private:

@@ -69,6 +69,8 @@ SpecPtr number(double min, double max, bool min_exclusive = false) {
   return make({.form = ValueForm::kNumber, .min = min, .max = max, .min_exclusive = min_exclusive});
 }
 SpecPtr positive_number() { return number(0, std::numeric_limits<double>::infinity(), true); }
+// The bound of arguments that only need to be finite numbers.
+constexpr double kLargeNumber = 1e30;
 SpecPtr byte_size() { return make({.form = ValueForm::kByteSize}); }
 SpecPtr shape() { return make({.form = ValueForm::kShape, .min = 1, .min_items = 1, .max_items = 8}); }
 // Reshape's target_shape: sizes, and at most one -1 (checked with the shapes).
@@ -270,6 +272,20 @@ SpecPtr layer_spec() {
              {optional("initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),
        layer("activation", "Applies an activation function.",
              {required("activation", choice(kActivations), "The function.", "softmax")}),
+       layer("relu", "keras.layers.ReLU: max(x, 0), with an optional slope below the threshold and a cap.",
+             {optional("max_value", number(0, kLargeNumber), "none", "The largest value returned.", "6"),
+              optional("negative_slope", number(0, kLargeNumber), "0", "Slope below the threshold.", "0.1"),
+              optional("threshold", number(-kLargeNumber, kLargeNumber), "0", "Values at or below it are damped.",
+                       "0.5")}),
+       layer("leaky_relu", "keras.layers.LeakyReLU: x, or negative_slope * x below 0.",
+             {optional("negative_slope", number(0, kLargeNumber), "0.3", "Slope below 0.", "0.2")}),
+       layer("elu", "keras.layers.ELU: x, or alpha (e^x - 1) below 0.",
+             {optional("alpha", number(0, kLargeNumber), "1", "Scale of the negative part.", "0.5")}),
+       layer("softmax", "keras.layers.Softmax along one axis.",
+             {optional("axis", integer(-8, 8), "-1", "The axis normalized.", "1")}),
+       layer("rescaling", "keras.layers.Rescaling: inputs * scale + offset (in the compute dtype).",
+             {required("scale", number(-kLargeNumber, kLargeNumber), "Multiplier.", "0.00392156862745098"),
+              optional("offset", number(-kLargeNumber, kLargeNumber), "0", "Added after scaling.", "-1")}),
        layer("add", "Sum of its inputs (model.graph; shapes broadcast).", {}),
        layer("subtract", "inputs[0] - inputs[1] (model.graph; exactly two inputs).", {}),
        layer("multiply", "Product of its inputs (model.graph; shapes broadcast).", {}),

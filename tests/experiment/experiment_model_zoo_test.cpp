@@ -197,11 +197,16 @@ model:
       - average: {name: mean, inputs: [global_average, steps_average, sum]}
       - maximum: {name: largest, inputs: [global_average, steps_max]}
       - minimum: {name: smallest, inputs: [global_average, steps_average, sum]}
+      - rescaling: {name: rescaled, scale: 0.5, offset: -1, inputs: image}
+      - relu: {name: relu_shaped, max_value: 0.6, negative_slope: 0.1, threshold: 0.2, inputs: rescaled}
+      - leaky_relu: {name: leaky, negative_slope: 0.2, inputs: relu_shaped}
+      - elu: {name: elu, alpha: 0.5, inputs: leaky}
+      - softmax: {name: softmax_rows, axis: 1, inputs: elu}
       - embedding: {name: embedded, input_dim: 10, output_dim: 4, inputs: ids}
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
     outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
               upsampled, global_max, batch_norm, layer_norm, flat, permuted, repeated, attention, joined, difference,
-              product, mean, largest, smallest, positioned]
+              product, mean, largest, smallest, softmax_rows, positioned]
 data: {source: synthetic}
 training: {optimizer: adam, loss: mse}
 )";

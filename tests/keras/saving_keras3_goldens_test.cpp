@@ -89,8 +89,11 @@ TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
 }
 
 // merges: every argument-free merge layer (Add, Subtract, Multiply, Average,
-// Maximum, Minimum) over two Dense branches (tools/keras_goldens/make_merge_goldens.py).
-INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest, ::testing::Values("mlp", "cnn", "functional", "merges"));
+// Maximum, Minimum) over two Dense branches; activations: Rescaling and the
+// activation layer classes (ReLU shaped four ways, LeakyReLU, ELU, Softmax on
+// two axes) (tools/keras_goldens/make_merge_goldens.py).
+INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest,
+                         ::testing::Values("mlp", "cnn", "functional", "merges", "activations"));
 
 // TensorFlow's CPU convolutions are oneDNN's direct kernels; accel's CPU
 // plugin runs 3x3 ones with 16+ channels as Winograd by default, which

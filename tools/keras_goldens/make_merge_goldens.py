@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Writes tests/keras/golden/keras3/merges.keras and merges_forward.safetensors:
-a Functional model whose every merge layer without arguments (Add, Subtract,
-Multiply, Average, Maximum, Minimum) combines two Dense branches, saved by
-TensorFlow 2.21 (Keras 3.15), with a forward pass for accel's loader test
-(tests/keras/saving_keras3_goldens_test.cpp reads them like mlp, cnn and
-functional).
+"""Writes tests/keras/golden/keras3/{merges,activations}.keras and their
+<name>_forward.safetensors, saved by TensorFlow 2.21 (Keras 3.15), with a
+forward pass for accel's loader test (tests/keras/saving_keras3_goldens_test.cpp
+reads them like mlp, cnn and functional):
+
+- merges: every merge layer without arguments (Add, Subtract, Multiply,
+  Average, Maximum, Minimum) combining two Dense branches;
+- activations: the activation layer classes and Rescaling, with arguments
+  off their defaults (ReLU's slope, cap and threshold, LeakyReLU, ELU,
+  Softmax along an inner axis).
 
     CUDA_VISIBLE_DEVICES= TF_CPP_MIN_LOG_LEVEL=2 \\
         bench/.venv-tensorflow/bin/python tools/keras_goldens/make_merge_goldens.py
@@ -49,18 +53,45 @@ def build():
     return model
 
 
-def main():
-    model = build()
-    model.save(os.path.join(OUT, "merges.keras"))
-    x = np.random.default_rng(SEED).standard_normal((16, 8)).astype(np.float32)
+def build_activations():
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(SEED)
+    x = keras.Input((4, 6), name="features")
+    y = layers.Rescaling(0.5, offset=-0.25, name="rescaled")(x)
+    y = layers.Dense(6, name="mix")(y)
+    branches = [
+        layers.ReLU(name="relu")(y),
+        layers.ReLU(max_value=0.6, negative_slope=0.1, threshold=0.2, name="relu_shaped")(y),
+        layers.ReLU(negative_slope=0.25, name="relu_leaky")(y),
+        layers.ReLU(max_value=0.5, name="relu_capped")(y),
+        layers.LeakyReLU(negative_slope=0.15, name="leaky")(y),
+        layers.ELU(alpha=0.7, name="elu")(y),
+        layers.Softmax(axis=1, name="softmax_steps")(y),
+        layers.Softmax(name="softmax")(y),
+    ]
+    joined = layers.Concatenate(name="joined")(branches)
+    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name="activations")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def write(name, model, x):
+    model.save(os.path.join(OUT, f"{name}.keras"))
     y = model(x, training=False).numpy()
-    safetensors_numpy.write_file(os.path.join(OUT, "merges_forward.safetensors"), {"x": x, "y": y},
+    safetensors_numpy.write_file(os.path.join(OUT, f"{name}_forward.safetensors"), {"x": x, "y": y},
                                  {"tensorflow_version": tf.__version__, "keras_version": keras.__version__,
-                                  "generator": "tools/keras_goldens/make_merge_goldens.py", "model": "merges",
+                                  "generator": "tools/keras_goldens/make_merge_goldens.py", "model": name,
                                   "call": "y = model(x, training=False)"})
-    reloaded = keras.models.load_model(os.path.join(OUT, "merges.keras"))
+    reloaded = keras.models.load_model(os.path.join(OUT, f"{name}.keras"))
     assert np.max(np.abs(reloaded(x, training=False).numpy() - y)) == 0.0
-    print("merges.keras:", [layer.__class__.__name__ for layer in model.layers])
+    print(f"{name}.keras:", [layer.__class__.__name__ for layer in model.layers])
+
+
+def main():
+    rng = np.random.default_rng(SEED)
+    write("merges", build(), rng.standard_normal((16, 8)).astype(np.float32))
+    write("activations", build_activations(), (2 * rng.standard_normal((16, 4, 6))).astype(np.float32))
 
 
 if __name__ == "__main__":

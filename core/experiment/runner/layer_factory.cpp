@@ -192,6 +192,21 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
   if (auto shaping = make_shaping_layer(layer, name)) return shaping;
   if (auto merge = make_merge_layer(layer, name)) return merge;
   if (kind == "activation") return std::make_shared<keras::Activation>(text_or(layer, "activation", "linear"), name);
+  if (kind == "relu") {
+    keras::ReLUOptions options;
+    if (const Value* max_value = set_argument(layer, "max_value")) options.max_value = max_value->as_number();
+    options.negative_slope = number_or(layer, "negative_slope", 0.0);
+    options.threshold = number_or(layer, "threshold", 0.0);
+    options.name = name;
+    return std::make_shared<keras::ReLU>(options);
+  }
+  if (kind == "leaky_relu") return std::make_shared<keras::LeakyReLU>(number_or(layer, "negative_slope", 0.3), name);
+  if (kind == "elu") return std::make_shared<keras::ELU>(number_or(layer, "alpha", 1.0), name);
+  if (kind == "softmax") return std::make_shared<keras::Softmax>(static_cast<int32_t>(int_or(layer, "axis", -1)), name);
+  if (kind == "rescaling") {
+    return std::make_shared<keras::Rescaling>(set_argument(layer, "scale")->as_number(),
+                                              number_or(layer, "offset", 0.0), name);
+  }
   if (kind == "dropout") {
     keras::DropoutOptions options;
     if (const Value* seed = set_argument(layer, "seed")) options.seed = static_cast<uint64_t>(seed->as_int());

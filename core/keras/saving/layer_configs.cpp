@@ -76,6 +76,26 @@ LayerCodec merge_codec() {
           }};
 }
 
+json relu_config(const ReLU& relu) {
+  const ReLUOptions& options = relu.options();
+  return {{"max_value", options.max_value ? json(*options.max_value) : json(nullptr)},
+          {"negative_slope", options.negative_slope},
+          {"threshold", options.threshold}};
+}
+
+std::shared_ptr<Layer> relu_from(LayerArguments& arguments) {
+  ReLUOptions options;
+  const json max_value = arguments.raw("max_value");
+  if (!max_value.is_null()) {
+    if (!max_value.is_number()) arguments.fail("argument 'max_value' must be null or a number");
+    options.max_value = max_value.get<double>();
+  }
+  options.negative_slope = arguments.number("negative_slope", 0.0);
+  options.threshold = arguments.number("threshold", 0.0);
+  options.name = arguments.layer_name();
+  return std::make_shared<ReLU>(options);
+}
+
 json dense_config(const Dense& dense) {
   json config{{"units", dense.units()},
               {"activation", dense.options().activation},
@@ -312,6 +332,40 @@ const std::map<std::string, LayerCodec>& codecs() {
         [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
           require_channels_last(arguments);
           return std::make_shared<Flatten>(arguments.layer_name());
+        }}},
+      {"ReLU", {[](const Layer& layer) { return relu_config(static_cast<const ReLU&>(layer)); }, relu_from}},
+      {"LeakyReLU",
+       {[](const Layer& layer) { return json{{"negative_slope", static_cast<const LeakyReLU&>(layer).negative_slope()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          return std::make_shared<LeakyReLU>(arguments.number("negative_slope", 0.3), arguments.layer_name());
+        }}},
+      {"ELU",
+       {[](const Layer& layer) { return json{{"alpha", static_cast<const ELU&>(layer).alpha()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          return std::make_shared<ELU>(arguments.number("alpha", 1.0), arguments.layer_name());
+        }}},
+      {"Softmax",
+       {[](const Layer& layer) { return json{{"axis", static_cast<const Softmax&>(layer).axis()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          const json axis = arguments.raw("axis");
+          if (!axis.is_null() && !axis.is_number_integer()) {
+            arguments.fail("argument 'axis' is " + axis.dump() + ", expected one axis (an integer)");
+          }
+          return std::make_shared<Softmax>(axis.is_null() ? -1 : axis.get<int32_t>(), arguments.layer_name());
+        }}},
+      {"Rescaling",
+       {[](const Layer& layer) {
+          const auto& rescaling = static_cast<const Rescaling&>(layer);
+          return json{{"scale", rescaling.scale()}, {"offset", rescaling.offset()}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          const json scale = arguments.raw("scale"), offset = arguments.raw("offset");
+          if (!scale.is_number() || !(offset.is_number() || offset.is_null())) {
+            arguments.fail("arguments 'scale' and 'offset' are " + scale.dump() + " and " + offset.dump() +
+                           ", expected numbers (accel has no per-channel rescaling)");
+          }
+          return std::make_shared<Rescaling>(scale.get<double>(), offset.is_null() ? 0.0 : offset.get<double>(),
+                                             arguments.layer_name());
         }}},
       {"Add", merge_codec<Add>()},
       {"Subtract", merge_codec<Subtract>()},

@@ -3,6 +3,7 @@
 // every layer.
 #pragma once
 
+#include <accel/keras/layers/activation_layers.hpp>
 #include <accel/keras/layers/add.hpp>
 #include <accel/keras/layers/average.hpp>
 #include <accel/keras/layers/average_pooling2d.hpp>
@@ -32,6 +33,7 @@
 #include <accel/keras/layers/position_embedding.hpp>
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
+#include <accel/keras/layers/rescaling.hpp>
 #include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/layers/subtract.hpp>
 #include <accel/keras/layers/up_sampling2d.hpp>
