@@ -104,6 +104,37 @@ std::vector<TpuOpCost> costs_by_op(const std::vector<profiler::OpRecord>& record
   return costs;
 }
 
+// The filter gradients' kernels (a convolution's weight gradient, alone or
+// fused with a pooling gradient) with their bytes at the variables' width,
+// the rest of the gradients at the end of the backward pass: the first
+// optimizer update. Records are in issue order on one core's timeline.
+void gradients_from(const std::vector<profiler::OpRecord>& records, TpuStepEstimate& estimate) {
+  double identified = 0;
+  for (const profiler::OpRecord& record : records) {
+    if (record.op.find("UPDATE") != std::string::npos) {  // SGD_UPDATE, ADAM_UPDATE, RMSPROP_UPDATE
+      if (estimate.backward_end_seconds == 0) estimate.backward_end_seconds = record.start_seconds;
+    }
+  }
+  if (estimate.backward_end_seconds == 0) estimate.backward_end_seconds = estimate.step_seconds;
+  for (const profiler::OpRecord& record : records) {
+    if (record.op.find("CONV2D_BACKWARD_FILTER") == std::string::npos) continue;
+    const nlohmann::json details = nlohmann::json::parse(record.detail_json, nullptr, false);
+    if (!details.is_object() || !details.contains("gemm")) continue;
+    const double elements = details["gemm"].value("m", 0.0) * details["gemm"].value("n", 0.0);
+    estimate.gradients_ready.push_back({record.start_seconds + record.duration_seconds, elements});
+  }
+  // Elements to bytes at the variables' width (gradient_bytes per trainable element).
+  const double total_elements = estimate.gradient_elements;
+  const double width = total_elements > 0 ? estimate.gradient_bytes / total_elements : 4.0;
+  for (TpuGradientReady& gradient : estimate.gradients_ready) {
+    gradient.bytes *= width;
+    identified += gradient.bytes;
+  }
+  if (estimate.gradient_bytes > identified) {
+    estimate.gradients_ready.push_back({estimate.backward_end_seconds, estimate.gradient_bytes - identified});
+  }
+}
+
 }  // namespace
 
 TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOptions& options) {
@@ -152,6 +183,7 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
   }
   estimate.model = model->name();
   for (const Variable& variable : model->trainable_weights()) {
+    estimate.gradient_elements += static_cast<double>(variable.shape().element_count());
     estimate.gradient_bytes += static_cast<double>(variable.shape().element_count()) *
                                static_cast<double>(dtype_size(variable.dtype()));
   }
@@ -205,6 +237,7 @@ TpuStepEstimate estimate_tpu_step(const RunConfig& run, const TpuStepEstimateOpt
     estimate.average_power_w = estimate.energy->total_j / estimate.step_seconds / chips;
   }
   estimate.by_op = costs_by_op(records);
+  gradients_from(records, estimate);
   for (const TpuOpCost& cost : estimate.by_op) {
     estimate.flops += cost.flops;
     (cost.on_mxu ? estimate.mxu_cycles : estimate.vector_cycles) += cost.compute_cycles;
@@ -244,6 +277,7 @@ std::string tpu_step_estimate_json(const TpuStepEstimate& estimate) {
       {"all_reduce_bytes", estimate.all_reduce_bytes},
       {"gradient_bytes", estimate.gradient_bytes},
       {"one_replica_timed", estimate.one_replica_timed},
+      {"all_reduce_exposed_seconds", estimate.all_reduce_exposed_seconds},
       {"cycles", estimate.cycles},
       {"ops", estimate.ops},
       {"flops", estimate.flops},

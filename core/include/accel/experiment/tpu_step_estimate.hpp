@@ -40,6 +40,14 @@ struct TpuOpCost {
   double compute_bound_share = 0;  // of its seconds, the share in compute-bound calls
 };
 
+// A weight gradient's bytes and when its producing kernel ended on the
+// step's timeline: what an all-reduce overlapped with the backward pass can
+// start on.
+struct TpuGradientReady {
+  double seconds = 0;
+  double bytes = 0;
+};
+
 struct TpuStepEstimate {
   std::string model;
   std::string system_json;  // the emulated system (preset, chips, cores, ...)
@@ -50,9 +58,17 @@ struct TpuStepEstimate {
   double all_reduce_seconds = 0;  // the gradient all-reduce (TPUStrategy)
   double all_reduce_bytes = 0;
   double gradient_bytes = 0;      // the trainable variables' bytes: what a data-parallel step all-reduces
+  double gradient_elements = 0;
   // A slice timed as one replica plus the slice's all-reduce (every replica
   // runs the same program), not by running a device per replica.
   bool one_replica_timed = false;
+  // For overlapping the gradient all-reduce with the backward pass: the
+  // filter gradients as their kernels finish (the other gradients, dense and
+  // normalization ones, counted ready when the backward pass ends), and when
+  // it ends (the first optimizer update, which needs every gradient).
+  std::vector<TpuGradientReady> gradients_ready;
+  double backward_end_seconds = 0;
+  double all_reduce_exposed_seconds = 0;  // of all_reduce_seconds, what the step waits for
   int64_t cycles = 0;
   int64_t ops = 0;          // op calls of the compiled step
   double flops = 0;
