@@ -91,9 +91,10 @@ TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
 // merges: every argument-free merge layer (Add, Subtract, Multiply, Average,
 // Maximum, Minimum) over two Dense branches; activations: Rescaling and the
 // activation layer classes (ReLU shaped four ways, LeakyReLU, ELU, Softmax on
-// two axes) (tools/keras_goldens/make_merge_goldens.py).
+// two axes); shaping: Permute, RepeatVector and the global poolings
+// (tools/keras_goldens/make_merge_goldens.py).
 INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest,
-                         ::testing::Values("mlp", "cnn", "functional", "merges", "activations"));
+                         ::testing::Values("mlp", "cnn", "functional", "merges", "activations", "shaping"));
 
 // TensorFlow's CPU convolutions are oneDNN's direct kernels; accel's CPU
 // plugin runs 3x3 ones with 16+ channels as Winograd by default, which

@@ -8,7 +8,9 @@ reads them like mlp, cnn and functional):
   Average, Maximum, Minimum) combining two Dense branches;
 - activations: the activation layer classes and Rescaling, with arguments
   off their defaults (ReLU's slope, cap and threshold, LeakyReLU, ELU,
-  Softmax along an inner axis).
+  Softmax along an inner axis);
+- shaping: Permute, RepeatVector and the global poolings (1D average and max,
+  2D max), with keepdims where Keras has it.
 
     CUDA_VISIBLE_DEVICES= TF_CPP_MIN_LOG_LEVEL=2 \\
         bench/.venv-tensorflow/bin/python tools/keras_goldens/make_merge_goldens.py
@@ -76,6 +78,24 @@ def build_activations():
     return model
 
 
+def build_shaping():
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(SEED)
+    x = keras.Input((4, 6), name="sequence")
+    swapped = layers.Permute((2, 1), name="swapped")(x)
+    mean = layers.GlobalAveragePooling1D(name="mean_steps")(swapped)
+    largest = layers.GlobalMaxPooling1D(keepdims=True, name="max_steps")(x)
+    repeated = layers.RepeatVector(3, name="repeated")(mean)
+    image = layers.Reshape((2, 2, 6), name="image")(x)
+    pooled = layers.GlobalMaxPooling2D(name="max_image")(image)
+    joined = layers.Concatenate(name="joined")([mean, layers.Flatten(name="flat_max")(largest),
+                                                layers.Flatten(name="flat_repeated")(repeated), pooled])
+    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name="shaping")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
 def write(name, model, x):
     model.save(os.path.join(OUT, f"{name}.keras"))
     y = model(x, training=False).numpy()
@@ -92,6 +112,7 @@ def main():
     rng = np.random.default_rng(SEED)
     write("merges", build(), rng.standard_normal((16, 8)).astype(np.float32))
     write("activations", build_activations(), (2 * rng.standard_normal((16, 4, 6))).astype(np.float32))
+    write("shaping", build_shaping(), rng.standard_normal((16, 4, 6)).astype(np.float32))
 
 
 if __name__ == "__main__":

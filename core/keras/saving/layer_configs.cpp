@@ -96,6 +96,22 @@ std::shared_ptr<Layer> relu_from(LayerArguments& arguments) {
   return std::make_shared<ReLU>(options);
 }
 
+// GlobalAveragePooling1D and GlobalMaxPooling1D: channels_last and keepdims.
+template <typename PoolingLayer, typename PoolingOptions>
+LayerCodec global_pooling1d_codec() {
+  return {[](const Layer& layer) {
+            return json{{"data_format", "channels_last"},
+                        {"keepdims", static_cast<const PoolingLayer&>(layer).keepdims()}};
+          },
+          [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+            require_channels_last(arguments);
+            PoolingOptions options;
+            options.keepdims = arguments.boolean("keepdims", false);
+            options.name = arguments.layer_name();
+            return std::make_shared<PoolingLayer>(options);
+          }};
+}
+
 json dense_config(const Dense& dense) {
   json config{{"units", dense.units()},
               {"activation", dense.options().activation},
@@ -366,6 +382,32 @@ const std::map<std::string, LayerCodec>& codecs() {
           }
           return std::make_shared<Rescaling>(scale.get<double>(), offset.is_null() ? 0.0 : offset.get<double>(),
                                              arguments.layer_name());
+        }}},
+      {"GlobalMaxPooling2D",
+       {[](const Layer& layer) {
+          return json{{"data_format", "channels_last"},
+                      {"keepdims", static_cast<const GlobalMaxPooling2D&>(layer).keepdims()}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          require_channels_last(arguments);
+          const bool keepdims = arguments.boolean("keepdims", false);
+          return std::make_shared<GlobalMaxPooling2D>(
+              GlobalMaxPooling2DOptions{.keepdims = keepdims, .name = arguments.layer_name()});
+        }}},
+      {"GlobalAveragePooling1D", global_pooling1d_codec<GlobalAveragePooling1D, GlobalAveragePooling1DOptions>()},
+      {"GlobalMaxPooling1D", global_pooling1d_codec<GlobalMaxPooling1D, GlobalMaxPooling1DOptions>()},
+      {"Permute",
+       {[](const Layer& layer) { return json{{"dims", static_cast<const Permute&>(layer).dims()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          const std::vector<int64_t> dims = arguments.shape("dims");
+          return std::make_shared<Permute>(std::vector<int32_t>(dims.begin(), dims.end()), arguments.layer_name());
+        }}},
+      {"RepeatVector",
+       {[](const Layer& layer) { return json{{"n", static_cast<const RepeatVector&>(layer).n()}}; },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          const int64_t n = arguments.integer("n", 0);
+          if (n < 1) arguments.fail("argument 'n' is missing or below 1");
+          return std::make_shared<RepeatVector>(n, arguments.layer_name());
         }}},
       {"Add", merge_codec<Add>()},
       {"Subtract", merge_codec<Subtract>()},

@@ -19,6 +19,7 @@ class GlobalMaxPooling2D final : public Layer {
  public:
   explicit GlobalMaxPooling2D(GlobalMaxPooling2DOptions options = {});
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
+  bool keepdims() const noexcept { return keepdims_; }
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;

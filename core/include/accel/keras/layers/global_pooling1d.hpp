@@ -20,10 +20,10 @@ struct GlobalPooling1DOptions {
 class GlobalPooling1D : public Layer {
  public:
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
+  bool keepdims() const noexcept { return keepdims_; }
 
  protected:
   GlobalPooling1D(std::string class_name, GlobalPooling1DOptions options);
-  bool keepdims() const noexcept { return keepdims_; }
 
  private:
   bool keepdims_;
