@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
+#include <string>
 
 #include "runtime/status.hpp"
 
@@ -29,10 +31,32 @@ std::string TpuEmulator::why_not_found() {
   return reasons.empty() ? "; no libaccel-plugin-tpu_sim.so was found (see `accel devices`)" : reasons;
 }
 
-TpuCoreTotals TpuEmulator::totals(int core) const {
+namespace {
+
+// What the system JSON says about power: how many cores there are and each
+// one's share of its chip's idle power (none when the preset publishes none).
+struct SystemPower {
+  int cores = 0;
+  std::optional<double> idle_watts_per_core;
+};
+
+SystemPower system_power(const std::string& system_json) {
+  SystemPower power;
+  const nlohmann::json system = nlohmann::json::parse(system_json, nullptr, false);
+  if (!system.is_object()) return power;
+  power.cores = system.value("devices", 0);
+  const nlohmann::json& energy = system["energy"];
+  if (energy.is_object() && energy.value("idle_power_w", nlohmann::json()).is_number()) {
+    power.idle_watts_per_core = energy["idle_power_w"].get<double>() / std::max(1, system.value("cores_per_chip", 1));
+  }
+  return power;
+}
+
+// One core's totals as the extension reports them: dynamic energy only.
+TpuCoreTotals read_totals(const AccelTpuSimExtension& table, AccelPluginContext* context, int core) {
   AccelTpuSimDeviceTotals totals{};
   totals.struct_size = sizeof(totals);
-  detail::check_status(table_->device_totals(context_, core, &totals), "TPU emulator totals of core " + std::to_string(core));
+  detail::check_status(table.device_totals(context, core, &totals), "TPU emulator totals of core " + std::to_string(core));
   TpuCoreTotals result;
   result.ops = totals.ops;
   result.cycles = totals.cycles;
@@ -55,19 +79,27 @@ TpuCoreTotals TpuEmulator::totals(int core) const {
     energy.vector_j = totals.vector_energy_j;
     energy.link_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_LINK_MISSING) != 0;
     energy.vector_missing = (totals.energy_missing & ACCEL_TPU_SIM_ENERGY_VECTOR_MISSING) != 0;
-    // Static: the core's share of its chip's idle power, over its timeline.
-    const nlohmann::json system = nlohmann::json::parse(system_json(), nullptr, false);
-    const nlohmann::json idle =
-        system.is_object() && system["energy"].is_object() ? system["energy"].value("idle_power_w", nlohmann::json())
-                                                             : nlohmann::json();
-    const int cores_per_chip = system.is_object() ? std::max(1, system.value("cores_per_chip", 1)) : 1;
-    if (idle.is_number()) {
-      energy.static_j = idle.get<double>() / cores_per_chip * totals.seconds;
-      energy.total_j += energy.static_j;
-    } else {
-      energy.static_missing = true;
-    }
   }
+  return result;
+}
+
+// Static: the core's share of its chip's idle power, over its timeline.
+void add_static_energy(TpuCoreTotals& totals, const SystemPower& power) {
+  if (!totals.energy) return;
+  TpuEnergy& energy = *totals.energy;
+  if (power.idle_watts_per_core) {
+    energy.static_j = *power.idle_watts_per_core * totals.seconds;
+    energy.total_j += energy.static_j;
+  } else {
+    energy.static_missing = true;
+  }
+}
+
+}  // namespace
+
+TpuCoreTotals TpuEmulator::totals(int core) const {
+  TpuCoreTotals result = read_totals(*table_, context_, core);
+  add_static_energy(result, system_power(system_json()));
   return result;
 }
 
@@ -86,15 +118,15 @@ TpuEnergy& TpuEnergy::operator+=(const TpuEnergy& other) {
 }
 
 std::optional<TpuEnergy> TpuEmulator::system_energy() const {
-  // The system JSON says how many cores (physical devices) there are.
-  const nlohmann::json system = nlohmann::json::parse(system_json(), nullptr, false);
-  const int cores = system.is_object() ? system.value("devices", 0) : 0;
+  // One look at the system JSON for every core: how many, and their idle power.
+  const SystemPower power = system_power(system_json());
   std::optional<TpuEnergy> sum;
-  for (int core = 0; core < cores; ++core) {
-    const std::optional<TpuEnergy> energy = totals(core).energy;
-    if (!energy) return std::nullopt;  // no figures: every core is the same
+  for (int core = 0; core < power.cores; ++core) {
+    TpuCoreTotals totals = read_totals(*table_, context_, core);
+    if (!totals.energy) return std::nullopt;  // no figures: every core is the same
+    add_static_energy(totals, power);
     if (!sum) sum.emplace();
-    *sum += *energy;
+    *sum += *totals.energy;
   }
   return sum;
 }

@@ -23,8 +23,9 @@
 
 #include "keras_file_inspection.hpp"
 
+// The timing library checks the preset and times slices as one replica.
 #if defined(HAVE_ACCEL_TPU_TIMING) && defined(HAVE_ACCEL_DISTRIBUTE)
-#define ACCEL_ONE_REPLICA_SLICES 1
+#define ACCEL_TPU_TIMING_IN_ESTIMATE 1
 #include <accel/distribute/tpu_cluster_resolver.hpp>
 
 #include "timing/interconnect_model.hpp"
@@ -99,7 +100,7 @@ std::string completed_experiment(const std::string& file, const std::string& sli
 
 double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
-#ifdef ACCEL_ONE_REPLICA_SLICES
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
 // The gradient all-reduce overlapped with the backward pass, as XLA's
 // asynchronous all-reduces run: whenever the links are free, one all-reduce
 // starts on every gradient ready by then (those that became ready while the
@@ -283,7 +284,7 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     options.device_catalog = [] { return experiment::fixed_device_catalog({{"CPU", 1}, {"TPU", 4096}}); };
     // A large slice: one replica on one chip of its preset, then the slice's all-reduce.
     std::string slice = request.slice;
-#ifdef ACCEL_ONE_REPLICA_SLICES
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     std::optional<tpu::Hardware> one_replica_of;
     std::optional<std::string> slice_preset;  // the one replica's chip
     if (!slice.empty()) {
@@ -318,7 +319,7 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
       for (std::string field; std::getline(fields, field, ';');) overrides.push_back(field);
     }
     overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
-#ifdef ACCEL_ONE_REPLICA_SLICES
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     if (slice_preset) preset = *slice_preset;
     // Checked here, so that a bad file or key is named (file:line:column,
     // the key) rather than the plugin failing to load.
@@ -331,7 +332,7 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     config::set_setting("tpu_sim.overrides", joined(overrides));
     config::set_setting("tpu_sim.values", request.values);
     if (request.megacore) config::set_setting("tpu_sim.megacore", "on");
-#ifdef ACCEL_ONE_REPLICA_SLICES
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     if (one_replica_of) {
       const int replicas = tpu::device_count(*one_replica_of);
       const int64_t global = request.batch > 0 ? request.batch : chosen->data->options.at("batch").as_int();

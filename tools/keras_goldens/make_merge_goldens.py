@@ -34,9 +34,22 @@ OUT = os.path.join(REPO, "tests", "keras", "golden", "keras3")
 SEED = 42
 
 
-def build():
+def fresh_session():
     keras.backend.clear_session()
     keras.utils.set_random_seed(SEED)
+
+
+def classifier(x, features, name):
+    """The model from input x: its feature tensors concatenated, then Dense(3) logits, compiled."""
+    joined = layers.Concatenate(name="joined")(features)
+    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name=name)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def build():
+    fresh_session()
     x = keras.Input((8,), name="features")
     a = layers.Dense(6, name="left")(x)
     b = layers.Dense(6, activation="tanh", name="right")(x)
@@ -48,16 +61,11 @@ def build():
         layers.Maximum(name="largest")([a, b]),
         layers.Minimum(name="smallest")([a, b]),
     ]
-    joined = layers.Concatenate(name="joined")(merged)
-    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name="merges")
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return model
+    return classifier(x, merged, "merges")
 
 
 def build_activations():
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(SEED)
+    fresh_session()
     x = keras.Input((4, 6), name="features")
     y = layers.Rescaling(0.5, offset=-0.25, name="rescaled")(x)
     y = layers.Dense(6, name="mix")(y)
@@ -71,16 +79,11 @@ def build_activations():
         layers.Softmax(axis=1, name="softmax_steps")(y),
         layers.Softmax(name="softmax")(y),
     ]
-    joined = layers.Concatenate(name="joined")(branches)
-    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name="activations")
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return model
+    return classifier(x, branches, "activations")
 
 
 def build_shaping():
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(SEED)
+    fresh_session()
     x = keras.Input((4, 6), name="sequence")
     swapped = layers.Permute((2, 1), name="swapped")(x)
     mean = layers.GlobalAveragePooling1D(name="mean_steps")(swapped)
@@ -88,12 +91,8 @@ def build_shaping():
     repeated = layers.RepeatVector(3, name="repeated")(mean)
     image = layers.Reshape((2, 2, 6), name="image")(x)
     pooled = layers.GlobalMaxPooling2D(name="max_image")(image)
-    joined = layers.Concatenate(name="joined")([mean, layers.Flatten(name="flat_max")(largest),
-                                                layers.Flatten(name="flat_repeated")(repeated), pooled])
-    model = keras.Model(x, layers.Dense(3, name="logits")(joined), name="shaping")
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return model
+    return classifier(x, [mean, layers.Flatten(name="flat_max")(largest),
+                          layers.Flatten(name="flat_repeated")(repeated), pooled], "shaping")
 
 
 def write(name, model, x):

@@ -96,9 +96,9 @@ std::shared_ptr<Layer> relu_from(LayerArguments& arguments) {
   return std::make_shared<ReLU>(options);
 }
 
-// GlobalAveragePooling1D and GlobalMaxPooling1D: channels_last and keepdims.
+// The global poolings (1D and 2D, average and max): channels_last and keepdims.
 template <typename PoolingLayer, typename PoolingOptions>
-LayerCodec global_pooling1d_codec() {
+LayerCodec global_pooling_codec() {
   return {[](const Layer& layer) {
             return json{{"data_format", "channels_last"},
                         {"keepdims", static_cast<const PoolingLayer&>(layer).keepdims()}};
@@ -383,19 +383,9 @@ const std::map<std::string, LayerCodec>& codecs() {
           return std::make_shared<Rescaling>(scale.get<double>(), offset.is_null() ? 0.0 : offset.get<double>(),
                                              arguments.layer_name());
         }}},
-      {"GlobalMaxPooling2D",
-       {[](const Layer& layer) {
-          return json{{"data_format", "channels_last"},
-                      {"keepdims", static_cast<const GlobalMaxPooling2D&>(layer).keepdims()}};
-        },
-        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
-          require_channels_last(arguments);
-          const bool keepdims = arguments.boolean("keepdims", false);
-          return std::make_shared<GlobalMaxPooling2D>(
-              GlobalMaxPooling2DOptions{.keepdims = keepdims, .name = arguments.layer_name()});
-        }}},
-      {"GlobalAveragePooling1D", global_pooling1d_codec<GlobalAveragePooling1D, GlobalAveragePooling1DOptions>()},
-      {"GlobalMaxPooling1D", global_pooling1d_codec<GlobalMaxPooling1D, GlobalMaxPooling1DOptions>()},
+      {"GlobalMaxPooling2D", global_pooling_codec<GlobalMaxPooling2D, GlobalMaxPooling2DOptions>()},
+      {"GlobalAveragePooling1D", global_pooling_codec<GlobalAveragePooling1D, GlobalAveragePooling1DOptions>()},
+      {"GlobalMaxPooling1D", global_pooling_codec<GlobalMaxPooling1D, GlobalMaxPooling1DOptions>()},
       {"Permute",
        {[](const Layer& layer) { return json{{"dims", static_cast<const Permute&>(layer).dims()}}; },
         [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
@@ -435,17 +425,7 @@ const std::map<std::string, LayerCodec>& codecs() {
                       {"data_format", "channels_last"}};
         },
         zero_padding_from}},
-      {"GlobalAveragePooling2D",
-       {[](const Layer& layer) {
-          return json{{"data_format", "channels_last"},
-                      {"keepdims", static_cast<const GlobalAveragePooling2D&>(layer).keepdims()}};
-        },
-        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
-          require_channels_last(arguments);
-          const bool keepdims = arguments.boolean("keepdims", false);
-          return std::make_shared<GlobalAveragePooling2D>(
-              GlobalAveragePooling2DOptions{.keepdims = keepdims, .name = arguments.layer_name()});
-        }}},
+      {"GlobalAveragePooling2D", global_pooling_codec<GlobalAveragePooling2D, GlobalAveragePooling2DOptions>()},
   };
   return table;
 }

@@ -494,12 +494,9 @@ OpCost cost_op(const tpu::TimingModel& model, AccelOp op, std::span<const HostTe
     if (from_producer.empty() || op == ACCEL_OP_BATCH_NORM || op == ACCEL_OP_BATCH_NORM_BACKWARD) {
       cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{resident, in_cmem}, from_producer);
     } else {  // a consumer reads the producer's output where it was made: on chip
-      ResidentInputs on_chip(inputs.size(), false);
+      ResidentInputs on_chip(inputs.size(), false), cmem(inputs.size(), false);
       for (std::size_t index = 0; index < inputs.size(); ++index) {
         on_chip[index] = is_resident(resident, index) || is_resident(from_producer, index);
-      }
-      ResidentInputs cmem(inputs.size(), false);
-      for (std::size_t index = 0; index < inputs.size(); ++index) {
         cmem[index] = is_resident(in_cmem, index) && !is_resident(from_producer, index);
       }
       cost = cost_of(model, op, inputs, outputs, attributes, OnChipInputs{on_chip, cmem}, {});

@@ -11,6 +11,20 @@ bool has_wraparound(Topology topology) {
   return topology == Topology::kRing || topology == Topology::kTorus2D || topology == Topology::kTorus3D;
 }
 
+// A bucket (ring) collective among `members` chips: each sends `passes` times
+// (members - 1) / members of `bytes` over its link, both ways at once where
+// the ring wraps around, in `steps` hops of latency.
+void add_ring(AllReduceEstimate& out, const InterconnectConfig& net, int members, bool wraps, double passes,
+              int steps, double bytes) {
+  const double ring_bandwidth = net.link_bandwidth_bytes_per_s * (wraps ? 2.0 : 1.0);
+  const double fraction = static_cast<double>(members - 1) / members;
+  const double sent = passes * fraction * bytes;
+  out.link_bytes_per_chip += sent;
+  out.link_seconds += sent / ring_bandwidth;
+  out.latency_seconds += steps * net.link_latency_s;
+  out.steps += steps;
+}
+
 }  // namespace
 
 bool axis_wraps_around(const Hardware& hw, int axis) {
@@ -54,8 +68,6 @@ AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective,
   const bool wraps = axis_wraps_around(hw, axis);
   out.algorithm = std::string(to_string(collective)) + (wraps ? " on a bidirectional ring" : " on a line");
   if (members <= 1) return out;
-  const double ring_bandwidth = net.link_bandwidth_bytes_per_s * (wraps ? 2.0 : 1.0);
-  const double fraction = static_cast<double>(members - 1) / members;
   double passes = 1.0;  // of (members - 1) / members of the bytes over the ring
   int steps = members - 1;
   switch (collective) {
@@ -63,10 +75,7 @@ AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective,
     case Collective::kAllReduce: passes = 2.0, steps = 2 * (members - 1); break;
     case Collective::kAllToAll: passes = wraps ? 0.25 : 0.5; break;
   }
-  out.link_bytes_per_chip = passes * fraction * bytes;
-  out.link_seconds = out.link_bytes_per_chip / ring_bandwidth;
-  out.steps = steps;
-  out.latency_seconds = steps * net.link_latency_s;
+  add_ring(out, net, members, wraps, passes, steps, bytes);
   out.seconds = out.link_seconds + out.latency_seconds;
   return out;
 }
@@ -86,15 +95,9 @@ AllReduceEstimate estimate_all_reduce(const Hardware& hw, double bytes, AllReduc
     out.seconds = out.on_chip_seconds;
     return out;
   }
-  // A bidirectional ring (wrap-around links) moves half the data each way.
+  // Reduce-scatter then all-gather: each member sends (d - 1) / d of the data twice.
   auto ring_all_reduce = [&](int members, double data, bool wraps) {
-    const double ring_bandwidth = net.link_bandwidth_bytes_per_s * (wraps ? 2.0 : 1.0);
-    const double fraction = static_cast<double>(members - 1) / members;
-    out.link_seconds += 2.0 * fraction * data / ring_bandwidth;
-    // Reduce-scatter then all-gather: each member sends (d - 1) / d of the data twice.
-    out.link_bytes_per_chip += 2.0 * fraction * data;
-    out.latency_seconds += 2.0 * (members - 1) * net.link_latency_s;
-    out.steps += 2 * (members - 1);
+    add_ring(out, net, members, wraps, 2.0, 2 * (members - 1), data);
   };
   if (algorithm == AllReduceAlgorithm::kSingleRing) {
     out.algorithm = "single ring";
