@@ -95,6 +95,7 @@ class ShapeWalker {
       out.back() = written(layer_, "units")->as_int();
       return out;
     }
+    if (name == "conv1d") return sequence_convolution();
     if (name == "conv2d") return convolution();
     if (name == "depthwise_conv2d") return depthwise_convolution();
     if (name == "separable_conv2d") return separable_convolution();
@@ -151,6 +152,19 @@ class ShapeWalker {
       }
       return input();
     }
+    if (name == "prelu") {
+      need_rank_at_least(2, "[batch, ...]");
+      if (const Value* shared_axes = written(layer_, "shared_axes")) {
+        for (std::int64_t axis : shared_axes->as_ints()) {
+          if (axis < 1 || axis >= static_cast<std::int64_t>(input().size())) {
+            fail(fmt::format("shared axis {} is not an axis of the input {} after the batch axis", axis,
+                             shape_text(input())),
+                 fmt::format("axes in 1..{}", input().size() - 1), shared_axes->where);
+          }
+        }
+      }
+      return input();
+    }
     if (name == "softmax") {
       const Value* axis_value = written(layer_, "axis");
       const std::int64_t axis = axis_value != nullptr ? axis_value->as_int() : -1;
@@ -182,6 +196,31 @@ class ShapeWalker {
     const auto [rows, columns] = spatial(dilated(kernel), window_argument(layer_, "strides", {1, 1}),
                                          text_argument(layer_, "padding", "valid"), "kernel_size");
     return {input()[0], rows, columns, filters};
+  }
+
+  // Keras's conv_output_length along the steps; "causal" pads the start and keeps ceil(steps / stride).
+  Shape sequence_convolution() const {
+    need_rank(3, "[batch, steps, channels]");
+    const std::int64_t kernel = written(layer_, "kernel_size")->as_int();
+    const std::int64_t stride = int_argument(layer_, "strides", 1);
+    const std::int64_t span = int_argument(layer_, "dilation_rate", 1) * (kernel - 1) + 1;
+    const std::int64_t filters = written(layer_, "filters")->as_int();
+    const std::int64_t groups = int_argument(layer_, "groups", 1);
+    if (input()[2] % groups != 0 || filters % groups != 0) {
+      fail(fmt::format("groups {} does not divide both the {} input channels of {} and the {} filters", groups,
+                       input()[2], shape_text(input()), filters),
+           "a number of groups dividing the input channels and the filters", written(layer_, "groups")->where);
+    }
+    const std::string padding = text_argument(layer_, "padding", "valid");
+    const std::int64_t steps = input()[1];
+    if (padding != "valid") return {input()[0], (steps + stride - 1) / stride, filters};
+    if (span > steps) {
+      const Value* value = written(layer_, "kernel_size");
+      fail(fmt::format("a window of {} steps (dilated) does not fit the {} steps of {} with padding 'valid'", span,
+                       steps, shape_text(input())),
+           fmt::format("a window of at most {} steps, or padding: same or causal", steps), value->where);
+    }
+    return {input()[0], (steps - span) / stride + 1, filters};
   }
 
   Shape depthwise_convolution() const {

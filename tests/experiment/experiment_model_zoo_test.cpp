@@ -185,6 +185,9 @@ model:
       - permute: {name: permuted, dims: [2, 1], inputs: sequence}
       - global_average_pooling1d: {name: steps_average, inputs: sequence}
       - global_max_pooling1d: {name: steps_max, keepdims: true, inputs: sequence}
+      - conv1d: {name: causal, filters: 4, kernel_size: 3, dilation_rate: 2, padding: causal, inputs: sequence}
+      - conv1d: {name: strided_steps, filters: 6, kernel_size: 2, strides: 3, groups: 2, inputs: causal}
+      - prelu: {name: prelu, shared_axes: [1], inputs: strided_steps}
       - repeat_vector: {name: repeated, n: 4, inputs: global_average}
       - dense: {name: projected, units: 5, use_bias: false, inputs: sequence}
       - dropout: {name: dropped, rate: 0.5, seed: 7, inputs: projected}
@@ -206,7 +209,7 @@ model:
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
     outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
               upsampled, global_max, batch_norm, layer_norm, flat, permuted, repeated, attention, joined, difference,
-              product, mean, largest, smallest, softmax_rows, positioned]
+              product, mean, largest, smallest, softmax_rows, positioned, prelu]
 data: {source: synthetic}
 training: {optimizer: adam, loss: mse}
 )";

@@ -12,6 +12,7 @@
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 #include <accel/keras/sequential.hpp>
+#include <accel/ops.hpp>
 
 #include <gtest/gtest.h>
 
@@ -88,13 +89,33 @@ TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
   EXPECT_TRUE(members.contains("config.json") && members.contains("metadata.json") && members.contains("model.weights.h5"));
 }
 
+// What accel writes, TensorFlow reads: every layer's config as Keras 3.15
+// spells it (MultiHeadAttention's calls with their key and use_causal_mask
+// keywords too), and the same outputs. Skipped without the TensorFlow
+// environment (bench/.venv-tensorflow), as the tests never need TensorFlow.
+TEST_P(Keras3GoldensTest, TensorFlowLoadsTheModelAccelWrites) {
+  const std::string name = GetParam();
+  TemporaryFolder folder;
+  std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
+  saving::save_model(*model, folder.file(name + ".keras"));
+  const Tensor x = tensor_named(saving::read_safetensors_file(golden(name + "_forward.safetensors")), "x");
+  const auto verdict = accel::testing::check_keras_file_with_tensorflow(folder.file(name + ".keras"), x,
+                                                                       (*model)(x, false));
+  if (!verdict) GTEST_SKIP() << "no TensorFlow environment (bench/.venv-tensorflow)";
+  EXPECT_EQ(verdict->status, 0) << verdict->output;
+}
+
 // merges: every argument-free merge layer (Add, Subtract, Multiply, Average,
 // Maximum, Minimum) over two Dense branches; activations: Rescaling and the
 // activation layer classes (ReLU shaped four ways, LeakyReLU, ELU, Softmax on
-// two axes); shaping: Permute, RepeatVector and the global poolings
+// two axes); shaping: Permute, RepeatVector and the global poolings;
+// convolutions: DepthwiseConv2D, PReLU, Conv2DTranspose, Cropping2D,
+// UpSampling2D, Conv1D (causal, strided); transformer: Embedding,
+// MultiHeadAttention (self, causal, cross with a key), LayerNormalization
 // (tools/keras_goldens/make_merge_goldens.py).
 INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest,
-                         ::testing::Values("mlp", "cnn", "functional", "merges", "activations", "shaping"));
+                         ::testing::Values("mlp", "cnn", "functional", "merges", "activations", "shaping",
+                                           "convolutions", "transformer"));
 
 // TensorFlow's CPU convolutions are oneDNN's direct kernels; accel's CPU
 // plugin runs 3x3 ones with 16+ channels as Winograd by default, which
@@ -155,6 +176,36 @@ TEST_P(Keras3TrainingTest, TwentyAdamStepsFollowTensorFlowsLosses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Keras3TrainingTest, ::testing::Values("mlp", "cnn"));
+
+// The layers' gradients against TensorFlow's: 10 Adam steps from the file's
+// weights on its batches (x, labels), each step's loss within 1e-4 relative
+// of what train_on_batch returned (make_merge_goldens.py).
+class Keras3LayerTrainingTest : public Keras3TrainingTest {};
+
+TEST_P(Keras3LayerTrainingTest, TenAdamStepsFollowTensorFlowsLosses) {
+  const std::string name = GetParam();
+  std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
+  model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
+  const auto training = saving::read_safetensors_file(golden(name + "_train.safetensors"));
+  const Tensor batches = tensor_named(training, "x");
+  const Tensor labels = tensor_named(training, "labels");
+  const std::vector<float> expected = tensor_named(training, "losses").to_vector<float>();
+  ASSERT_EQ(expected.size(), 10u);
+  for (int64_t step = 0; step < 10; ++step) {
+    auto batch_of = [step](const Tensor& all) {
+      std::vector<int64_t> begin(all.shape().rank(), 0), size = all.shape().dims();
+      begin[0] = step;
+      size[0] = 1;
+      const Tensor one = ops::slice(all, begin, size);
+      return one.reshape(Shape(std::vector<int64_t>(size.begin() + 1, size.end())));
+    };
+    model->reset_metrics();
+    const Logs logs = model->train_step(batch_of(batches), batch_of(labels));
+    EXPECT_NEAR(logs.at("loss"), expected[step], 1e-4 * std::abs(expected[step])) << name << " step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LayerModels, Keras3LayerTrainingTest, ::testing::Values("convolutions", "transformer"));
 
 // An accel-trained model written as .keras, loaded by TensorFlow 2.21 with
 // keras.models.load_model, computes what accel computes. Runs where the

@@ -1,5 +1,7 @@
-// The model zoo's residual networks as Keras 3 .keras files: the small ResNet
-// and ResNet-18 (ZeroPadding2D, BatchNormalization, residual Adds) saved by
+// The model zoo as Keras 3 .keras files: the small ResNet and ResNet-18
+// (ZeroPadding2D, BatchNormalization, residual Adds), the ViT and the
+// Transformer encoder (Embedding, MultiHeadAttention, LayerNormalization,
+// PositionEmbedding) saved by
 // accel read back bitwise, and, where the TensorFlow environment exists
 // (bench/.venv-tensorflow), keras.models.load_model reads them and computes
 // accel's outputs.
@@ -49,7 +51,12 @@ TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
   dims.insert(dims.end(), input.begin() + 1, input.end());
   std::vector<float> values(static_cast<size_t>(Shape(dims).element_count()));
   for (size_t index = 0; index < values.size(); ++index) values[index] = static_cast<float>(index % 17) / 17.0f;
-  const Tensor x = Tensor::from_vector<float>(values, Shape(dims));
+  Tensor x = Tensor::from_vector<float>(values, Shape(dims));
+  if (model->inputs().front().dtype() == DType::kInt32) {  // token ids
+    std::vector<int32_t> ids(values.size());
+    for (size_t index = 0; index < ids.size(); ++index) ids[index] = static_cast<int32_t>(index % 13);  // below the smallest vocabulary
+    x = Tensor::from_vector<int32_t>(ids, Shape(dims));
+  }
   const Tensor y = (*model)(x, false);
   EXPECT_EQ((*copy)(x, false).to_vector<float>(), y.to_vector<float>());
 
@@ -63,7 +70,11 @@ TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
   fs::remove_all(folder);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ZooKerasFilesTest, ::testing::Values("resnet_small_28x28", "resnet18"));
+// The transformers hold accel's own PositionEmbedding, which TensorFlow reads
+// as the custom layer tools/keras_goldens/zoo_models.py registers.
+INSTANTIATE_TEST_SUITE_P(Models, ZooKerasFilesTest,
+                         ::testing::Values("resnet_small_28x28", "resnet18", "vit_fashion_mnist",
+                                           "transformer_encoder_classifier"));
 
 }  // namespace
 }  // namespace accel::model_zoo

@@ -25,6 +25,7 @@ import keras  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_numpy  # noqa: E402
+import zoo_models  # noqa: E402,F401 -- registers accel's own layer (accel>PositionEmbedding)
 
 
 def check(args, report):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tests/keras/golden/keras3/{merges,activations}.keras and their
+"""Writes tests/keras/golden/keras3/{merges,activations,shaping,convolutions,
+transformer}.keras and their
 <name>_forward.safetensors, saved by TensorFlow 2.21 (Keras 3.15), with a
 forward pass for accel's loader test (tests/keras/saving_keras3_goldens_test.cpp
 reads them like mlp, cnn and functional):
@@ -10,7 +11,21 @@ reads them like mlp, cnn and functional):
   off their defaults (ReLU's slope, cap and threshold, LeakyReLU, ELU,
   Softmax along an inner axis);
 - shaping: Permute, RepeatVector and the global poolings (1D average and max,
-  2D max), with keepdims where Keras has it.
+  2D max), with keepdims where Keras has it;
+- convolutions: DepthwiseConv2D, PReLU (shared over the image axes and
+  not), Conv2DTranspose, Cropping2D, UpSampling2D, and Conv1D with "causal"
+  and strided "valid" padding over a sequence;
+- transformer: Embedding of int32 tokens, self-attention, a causal
+  attention with its own value size and output size and no biases, a
+  cross-attention given its key by keyword, LayerNormalization and Dense
+  feed-forward blocks.
+
+For convolutions and transformer, <name>_train.safetensors also holds 10
+batches and the losses of 10 Adam steps (train_on_batch, from the saved
+weights), which accel's training must follow.
+
+Every weight is moved off its initial value (PReLU's zeros, the biases'
+zeros) so that the forward pass checks each of them.
 
     CUDA_VISIBLE_DEVICES= TF_CPP_MIN_LOG_LEVEL=2 \\
         bench/.venv-tensorflow/bin/python tools/keras_goldens/make_merge_goldens.py
@@ -95,6 +110,45 @@ def build_shaping():
                           layers.Flatten(name="flat_repeated")(repeated), pooled], "shaping")
 
 
+def build_convolutions():
+    fresh_session()
+    x = keras.Input((8, 8, 3), name="image")
+    y = layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", name="depthwise")(x)
+    y = layers.PReLU(shared_axes=[1, 2], name="prelu_channels")(y)
+    y = layers.Conv2DTranspose(4, 3, strides=2, padding="same", name="transposed")(y)
+    y = layers.Cropping2D(((1, 2), (0, 1)), name="cropped")(y)
+    y = layers.UpSampling2D((1, 2), name="upsampled")(y)
+    image = layers.GlobalAveragePooling2D(name="image_mean")(y)
+    sequence = layers.Reshape((8, 24), name="rows")(x)
+    s = layers.Conv1D(5, 3, padding="causal", dilation_rate=2, name="causal")(sequence)
+    s = layers.PReLU(name="prelu")(s)
+    s = layers.Conv1D(4, 2, strides=2, activation="tanh", name="strided")(s)
+    steps = layers.GlobalMaxPooling1D(name="steps_max")(s)
+    return classifier(x, [image, steps], "convolutions")
+
+
+def build_transformer():
+    fresh_session()
+    tokens = keras.Input((10,), dtype="int32", name="tokens")
+    e = layers.Embedding(100, 16, name="embedding")(tokens)
+    a = layers.MultiHeadAttention(4, 4, name="self_attention")(e, e)
+    h = layers.LayerNormalization(epsilon=1e-6, name="norm_1")(layers.Add(name="residual_1")([e, a]))
+    f = layers.Dense(32, activation="relu", name="ffn_in")(h)
+    f = layers.Dense(16, name="ffn_out")(f)
+    h = layers.LayerNormalization(name="norm_2")(layers.Add(name="residual_2")([h, f]))
+    c = layers.MultiHeadAttention(2, 8, value_dim=6, output_shape=12, use_bias=False,
+                                  name="causal_attention")(h, h, use_causal_mask=True)
+    k = layers.MultiHeadAttention(2, 4, name="cross_attention")(h, e, key=h)
+    pooled = [layers.GlobalAveragePooling1D(name="causal_mean")(c),
+              layers.GlobalAveragePooling1D(name="cross_mean")(k)]
+    return classifier(tokens, pooled, "transformer")
+
+
+def perturb(model, rng):
+    for weight in model.weights:
+        weight.assign(weight.numpy() + 0.2 * rng.standard_normal(weight.shape).astype(np.float32))
+
+
 def write(name, model, x):
     model.save(os.path.join(OUT, f"{name}.keras"))
     y = model(x, training=False).numpy()
@@ -107,11 +161,36 @@ def write(name, model, x):
     print(f"{name}.keras:", [layer.__class__.__name__ for layer in model.layers])
 
 
+def write_training(name, model, batches, labels):
+    losses = [float(model.train_on_batch(x, y)) for x, y in zip(batches, labels)]
+    safetensors_numpy.write_file(os.path.join(OUT, f"{name}_train.safetensors"),
+                                 {"x": batches, "labels": labels, "losses": np.array(losses, np.float32)},
+                                 {"tensorflow_version": tf.__version__, "keras_version": keras.__version__,
+                                  "generator": "tools/keras_goldens/make_merge_goldens.py", "model": name,
+                                  "call": "losses[i] = model.train_on_batch(x[i], labels[i]), Adam(1e-3)"})
+    print(f"{name} losses:", losses)
+
+
 def main():
     rng = np.random.default_rng(SEED)
     write("merges", build(), rng.standard_normal((16, 8)).astype(np.float32))
     write("activations", build_activations(), (2 * rng.standard_normal((16, 4, 6))).astype(np.float32))
     write("shaping", build_shaping(), rng.standard_normal((16, 4, 6)).astype(np.float32))
+    convolutions = build_convolutions()
+    perturb(convolutions, rng)
+    write("convolutions", convolutions, rng.standard_normal((6, 8, 8, 3)).astype(np.float32))
+    write_training("convolutions", convolutions, rng.standard_normal((10, 8, 8, 8, 3)).astype(np.float32),
+                   rng.integers(0, 3, (10, 8)).astype(np.int32))
+    transformer = build_transformer()
+    perturb(transformer, rng)
+    write("transformer", transformer, rng.integers(0, 100, (6, 10)).astype(np.int32))
+    # Each training batch holds every id once: Keras on TensorFlow squares each
+    # occurrence's gradient of a gathered row separately in Adam's second
+    # moment (IndexedSlices), where accel squares the row's summed gradient
+    # (docs/keras.md, differences).
+    unique_ids = np.stack([rng.permutation(100)[:80].reshape(8, 10) for _ in range(10)])
+    write_training("transformer", transformer, unique_ids.astype(np.int32),
+                   rng.integers(0, 3, (10, 8)).astype(np.int32))
 
 
 if __name__ == "__main__":

@@ -188,6 +188,29 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
   if (kind == "conv2d" || kind == "depthwise_conv2d" || kind == "separable_conv2d" || kind == "conv2d_transpose") {
     return make_convolution(layer, name);
   }
+  if (kind == "conv1d") {
+    keras::Conv1DOptions options;
+    options.strides = static_cast<int32_t>(int_or(layer, "strides", 1));
+    options.padding = text_or(layer, "padding", "valid");
+    options.dilation_rate = static_cast<int32_t>(int_or(layer, "dilation_rate", 1));
+    options.groups = int_or(layer, "groups", 1);
+    options.activation = text_or(layer, "activation", "linear");
+    options.use_bias = bool_or(layer, "use_bias", true);
+    options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
+    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+    options.name = name;
+    return std::make_shared<keras::Conv1D>(set_argument(layer, "filters")->as_int(),
+                                           static_cast<int32_t>(set_argument(layer, "kernel_size")->as_int()), options);
+  }
+  if (kind == "prelu") {
+    keras::PReLUOptions options;
+    options.alpha_initializer = initializer_or_default(layer, "alpha_initializer", options.alpha_initializer);
+    if (const Value* shared_axes = set_argument(layer, "shared_axes")) {
+      for (int64_t axis : shared_axes->as_ints()) options.shared_axes.push_back(static_cast<int32_t>(axis));
+    }
+    options.name = name;
+    return std::make_shared<keras::PReLU>(options);
+  }
   if (kind == "multi_head_attention") return make_multi_head_attention(layer, name);
   if (auto shaping = make_shaping_layer(layer, name)) return shaping;
   if (auto merge = make_merge_layer(layer, name)) return merge;

@@ -296,35 +296,354 @@ std::shared_ptr<Layer> dropout_from(LayerArguments& arguments) {
   return std::make_shared<Dropout>(rate, options);
 }
 
-// Keras's three spellings of `padding`: an int, (height, width), ((top, bottom), (left, right)).
-std::shared_ptr<Layer> zero_padding_from(LayerArguments& arguments) {
-  ZeroPadding2DOptions options;
-  const json padding = arguments.raw("padding");
-  auto side = [&](const json& value) -> int64_t {
-    if (!value.is_number_integer()) arguments.fail("argument 'padding' is " + padding.dump() + ", expected integers");
-    return value.get<int64_t>();
-  };
-  if (padding.is_null()) {
-    // Keras's default (1, 1)
-  } else if (padding.is_number_integer()) {
-    options.padding = Margins2D(side(padding));
-  } else if (padding.is_array() && padding.size() == 2 && padding[0].is_array() && padding[1].is_array() &&
-             padding[0].size() == 2 && padding[1].size() == 2) {
-    options.padding = Margins2D({side(padding[0][0]), side(padding[0][1])}, {side(padding[1][0]), side(padding[1][1])});
-  } else if (padding.is_array() && padding.size() == 2) {
-    options.padding = Margins2D(side(padding[0]), side(padding[1]));
-  } else {
-    arguments.fail("argument 'padding' is " + padding.dump() + ", expected an int, a pair or a pair of pairs");
-  }
+// Conv1D's kernel_size, strides and dilation_rate: an int or a one-element list.
+int32_t single(LayerArguments& arguments, const std::string& key, int32_t fallback) {
+  const json value = arguments.raw(key);
+  if (value.is_null()) return fallback;
+  if (value.is_number_integer()) return value.get<int32_t>();
+  if (value.is_array() && value.size() == 1 && value[0].is_number_integer()) return value[0].get<int32_t>();
+  arguments.fail("argument '" + key + "' is " + value.dump() + ", expected an int or a list of one int");
+}
+
+json conv1d_config(const Conv1D& conv) {
+  const Conv1DOptions& options = conv.options();
+  json config{{"filters", conv.filters()},
+              {"kernel_size", json::array({conv.kernel_size()})},
+              {"strides", json::array({options.strides})},
+              {"padding", options.padding},
+              {"data_format", "channels_last"},
+              {"dilation_rate", json::array({options.dilation_rate})},
+              {"groups", options.groups},
+              {"activation", options.activation},
+              {"use_bias", options.use_bias},
+              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
+              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "kernel_constraint", "bias_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> conv1d_from(LayerArguments& arguments) {
+  Conv1DOptions options;
+  const int64_t filters = arguments.integer("filters", -1);
+  if (filters <= 0) arguments.fail("argument 'filters' is missing or not positive");
+  const int32_t kernel_size = single(arguments, "kernel_size", 0);
+  options.strides = single(arguments, "strides", options.strides);
+  options.padding = arguments.text("padding", options.padding);
   require_channels_last(arguments);
+  options.dilation_rate = single(arguments, "dilation_rate", options.dilation_rate);
+  options.groups = arguments.integer("groups", options.groups);
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint", "lora_rank"});
   options.name = arguments.layer_name();
-  return std::make_shared<ZeroPadding2D>(options);
+  return std::make_shared<Conv1D>(filters, kernel_size, options);
+}
+
+json depthwise_conv2d_config(const DepthwiseConv2D& conv) {
+  const DepthwiseConv2DOptions& options = conv.options();
+  json config{{"depth_multiplier", options.depth_multiplier},
+              {"kernel_size", pair_json(conv.kernel_size())},
+              {"strides", pair_json(options.strides)},
+              {"padding", options.padding},
+              {"data_format", "channels_last"},
+              {"dilation_rate", pair_json(options.dilation_rate)},
+              {"activation", options.activation},
+              {"use_bias", options.use_bias},
+              {"depthwise_initializer", initializer_config(options.depthwise_initializer, conv)},
+              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
+  add_null_regularizers(config, {"depthwise_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "depthwise_constraint", "bias_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> depthwise_conv2d_from(LayerArguments& arguments) {
+  DepthwiseConv2DOptions options;
+  const std::array<int32_t, 2> kernel_size = arguments.pair("kernel_size", {0, 0});
+  options.depth_multiplier = arguments.integer("depth_multiplier", options.depth_multiplier);
+  options.strides = arguments.pair("strides", options.strides);
+  options.padding = arguments.text("padding", options.padding);
+  require_channels_last(arguments);
+  options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.depthwise_initializer = arguments.initializer("depthwise_initializer", options.depthwise_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"depthwise_regularizer", "bias_regularizer", "activity_regularizer",
+                              "depthwise_constraint", "bias_constraint"});
+  options.name = arguments.layer_name();
+  return std::make_shared<DepthwiseConv2D>(kernel_size, options);
+}
+
+json conv2d_transpose_config(const Conv2DTranspose& conv) {
+  const Conv2DTransposeOptions& options = conv.options();
+  json config{{"filters", conv.filters()},
+              {"kernel_size", pair_json(conv.kernel_size())},
+              {"strides", pair_json(options.strides)},
+              {"padding", options.padding},
+              {"output_padding", options.output_padding ? pair_json(*options.output_padding) : json(nullptr)},
+              {"data_format", "channels_last"},
+              {"dilation_rate", pair_json(options.dilation_rate)},
+              {"activation", options.activation},
+              {"use_bias", options.use_bias},
+              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
+              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "kernel_constraint", "bias_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> conv2d_transpose_from(LayerArguments& arguments) {
+  Conv2DTransposeOptions options;
+  const int64_t filters = arguments.integer("filters", -1);
+  if (filters <= 0) arguments.fail("argument 'filters' is missing or not positive");
+  const std::array<int32_t, 2> kernel_size = arguments.pair("kernel_size", {0, 0});
+  options.strides = arguments.pair("strides", options.strides);
+  options.padding = arguments.text("padding", options.padding);
+  options.output_padding = arguments.optional_pair("output_padding");
+  require_channels_last(arguments);
+  options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint"});
+  options.name = arguments.layer_name();
+  return std::make_shared<Conv2DTranspose>(filters, kernel_size, options);
+}
+
+json margins_json(const Margins2D& margins) {
+  return json::array({json::array({margins.top, margins.bottom}), json::array({margins.left, margins.right})});
+}
+
+// Keras's three spellings of ZeroPadding2D's padding and Cropping2D's
+// cropping: an int, (height, width), ((top, bottom), (left, right)).
+std::optional<Margins2D> margins_from(LayerArguments& arguments, const std::string& key) {
+  const json value = arguments.raw(key);
+  auto side = [&](const json& item) -> int64_t {
+    if (!item.is_number_integer()) arguments.fail("argument '" + key + "' is " + value.dump() + ", expected integers");
+    return item.get<int64_t>();
+  };
+  if (value.is_null()) return std::nullopt;  // the layer's default
+  if (value.is_number_integer()) return Margins2D(side(value));
+  if (value.is_array() && value.size() == 2 && value[0].is_array() && value[1].is_array() && value[0].size() == 2 &&
+      value[1].size() == 2) {
+    return Margins2D({side(value[0][0]), side(value[0][1])}, {side(value[1][0]), side(value[1][1])});
+  }
+  if (value.is_array() && value.size() == 2) return Margins2D(side(value[0]), side(value[1]));
+  arguments.fail("argument '" + key + "' is " + value.dump() + ", expected an int, a pair or a pair of pairs");
+}
+
+json layer_normalization_config(const LayerNormalization& layer) {
+  const LayerNormalizationOptions& options = layer.options();
+  json config{{"axis", options.axis},
+              {"epsilon", options.epsilon},
+              {"center", options.center},
+              {"scale", options.scale},
+              {"rms_scaling", false},
+              {"beta_initializer", initializer_config(options.beta_initializer, layer)},
+              {"gamma_initializer", initializer_config(options.gamma_initializer, layer)}};
+  add_null_regularizers(config, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  return config;
+}
+
+std::shared_ptr<Layer> layer_normalization_from(LayerArguments& arguments) {
+  LayerNormalizationOptions options;
+  const json axis = arguments.raw("axis");
+  if (axis.is_number_integer()) {
+    options.axis = {axis.get<int32_t>()};
+  } else if (axis.is_array() && !axis.empty()) {
+    options.axis.clear();
+    for (const json& item : axis) {
+      if (!item.is_number_integer()) arguments.fail("argument 'axis' is " + axis.dump() + ", expected integers");
+      options.axis.push_back(item.get<int32_t>());
+    }
+  } else if (!axis.is_null()) {
+    arguments.fail("argument 'axis' is " + axis.dump() + ", expected an int or a list of ints");
+  }
+  options.epsilon = arguments.number("epsilon", options.epsilon);
+  options.center = arguments.boolean("center", options.center);
+  options.scale = arguments.boolean("scale", options.scale);
+  arguments.require("rms_scaling", false, "accel's LayerNormalization subtracts the mean");
+  options.beta_initializer = arguments.initializer("beta_initializer", options.beta_initializer);
+  options.gamma_initializer = arguments.initializer("gamma_initializer", options.gamma_initializer);
+  require_neutral(arguments, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  options.name = arguments.layer_name();
+  return std::make_shared<LayerNormalization>(options);
+}
+
+json embedding_config(const Embedding& layer) {
+  json config{{"input_dim", layer.input_dim()},
+              {"output_dim", layer.output_dim()},
+              {"embeddings_initializer", initializer_config(layer.options().embeddings_initializer, layer)}};
+  add_null_regularizers(config, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint"});
+  config["mask_zero"] = false;
+  config["quantization_config"] = nullptr;
+  return config;
+}
+
+std::shared_ptr<Layer> embedding_from(LayerArguments& arguments) {
+  EmbeddingOptions options;
+  const int64_t input_dim = arguments.integer("input_dim", -1);
+  const int64_t output_dim = arguments.integer("output_dim", -1);
+  if (input_dim <= 0 || output_dim <= 0) arguments.fail("arguments 'input_dim' and 'output_dim' must be positive");
+  options.embeddings_initializer = arguments.initializer("embeddings_initializer", options.embeddings_initializer);
+  require_neutral(arguments, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint",
+                              "quantization_config", "lora_rank"});
+  arguments.require("mask_zero", false, "accel's tensors carry no masks");
+  arguments.ignore("input_length");  // Keras 2's, only a shape hint
+  options.name = arguments.layer_name();
+  return std::make_shared<Embedding>(input_dim, output_dim, options);
+}
+
+json multi_head_attention_config(const MultiHeadAttention& layer) {
+  const MultiHeadAttentionOptions& options = layer.options();
+  json config{{"num_heads", layer.num_heads()},
+              {"key_dim", layer.key_dim()},
+              {"value_dim", layer.value_dim()},
+              {"dropout", options.dropout},
+              {"use_bias", options.use_bias},
+              {"use_gate", false},
+              {"output_shape", options.output_shape ? json::array({*options.output_shape}) : json(nullptr)},
+              {"attention_axes", json::array({1})},
+              {"sliding_window", nullptr},
+              {"kernel_initializer", initializer_config(options.kernel_initializer, layer)},
+              {"bias_initializer", initializer_config(options.bias_initializer, layer)}};
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "kernel_constraint", "bias_constraint", "seed"});
+  return config;
+}
+
+std::shared_ptr<Layer> multi_head_attention_from(LayerArguments& arguments) {
+  MultiHeadAttentionOptions options;
+  const int64_t num_heads = arguments.integer("num_heads", -1);
+  const int64_t key_dim = arguments.integer("key_dim", -1);
+  if (num_heads <= 0 || key_dim <= 0) arguments.fail("arguments 'num_heads' and 'key_dim' must be positive");
+  if (const json value_dim = arguments.raw("value_dim"); !value_dim.is_null()) {
+    if (!value_dim.is_number_integer() || value_dim.get<int64_t>() <= 0) {
+      arguments.fail("argument 'value_dim' is " + value_dim.dump() + ", expected null or a positive int");
+    }
+    options.value_dim = value_dim.get<int64_t>();
+  }
+  options.dropout = arguments.number("dropout", options.dropout);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  if (const json output_shape = arguments.raw("output_shape"); !output_shape.is_null()) {
+    const bool one_int = output_shape.is_number_integer();
+    const bool list_of_one = output_shape.is_array() && output_shape.size() == 1 && output_shape[0].is_number_integer();
+    if (!one_int && !list_of_one) {
+      arguments.fail("argument 'output_shape' is " + output_shape.dump() +
+                     ", expected null, an int or a list of one int (accel's outputs are (batch, steps, features))");
+    }
+    options.output_shape = one_int ? output_shape.get<int64_t>() : output_shape[0].get<int64_t>();
+  }
+  const json attention_axes = arguments.raw("attention_axes");
+  if (!attention_axes.is_null() && attention_axes != json(1) && attention_axes != json::array({1})) {
+    arguments.fail("argument 'attention_axes' is " + attention_axes.dump() +
+                   ", expected null or [1]: accel attends over the steps of (batch, steps, features)");
+  }
+  arguments.require("use_gate", false, "accel's attention has no gate");
+  arguments.require("sliding_window", nullptr, "accel's attention sees the whole sequence");
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint"});
+  arguments.ignore("seed");  // the attention dropout's masks are accel's own anyway
+  arguments.ignore("flash_attention");  // a kernel choice, same result
+  options.name = arguments.layer_name();
+  return std::make_shared<MultiHeadAttention>(num_heads, key_dim, options);
+}
+
+json prelu_config(const PReLU& layer) {
+  const PReLUOptions& options = layer.options();
+  json config{{"alpha_initializer", initializer_config(options.alpha_initializer, layer)},
+              {"alpha_regularizer", nullptr},
+              {"alpha_constraint", nullptr},
+              {"shared_axes", options.shared_axes.empty() ? json(nullptr) : json(options.shared_axes)}};
+  return config;
+}
+
+std::shared_ptr<Layer> prelu_from(LayerArguments& arguments) {
+  PReLUOptions options;
+  options.alpha_initializer = arguments.initializer("alpha_initializer", options.alpha_initializer);
+  require_neutral(arguments, {"alpha_regularizer", "alpha_constraint"});
+  const json shared_axes = arguments.raw("shared_axes");
+  if (shared_axes.is_number_integer()) {
+    options.shared_axes = {shared_axes.get<int32_t>()};
+  } else if (shared_axes.is_array()) {
+    for (const json& axis : shared_axes) {
+      if (!axis.is_number_integer()) arguments.fail("argument 'shared_axes' is " + shared_axes.dump() + ", expected ints");
+      options.shared_axes.push_back(axis.get<int32_t>());
+    }
+  } else if (!shared_axes.is_null()) {
+    arguments.fail("argument 'shared_axes' is " + shared_axes.dump() + ", expected null, an int or a list of ints");
+  }
+  options.name = arguments.layer_name();
+  return std::make_shared<PReLU>(options);
 }
 
 const std::map<std::string, LayerCodec>& codecs() {
   static const std::map<std::string, LayerCodec> table{
       {"Dense", {[](const Layer& layer) { return dense_config(static_cast<const Dense&>(layer)); }, dense_from}},
       {"Conv2D", {[](const Layer& layer) { return conv2d_config(static_cast<const Conv2D&>(layer)); }, conv2d_from}},
+      {"Conv1D", {[](const Layer& layer) { return conv1d_config(static_cast<const Conv1D&>(layer)); }, conv1d_from}},
+      {"DepthwiseConv2D",
+       {[](const Layer& layer) { return depthwise_conv2d_config(static_cast<const DepthwiseConv2D&>(layer)); },
+        depthwise_conv2d_from}},
+      {"Conv2DTranspose",
+       {[](const Layer& layer) { return conv2d_transpose_config(static_cast<const Conv2DTranspose&>(layer)); },
+        conv2d_transpose_from}},
+      {"Cropping2D",
+       {[](const Layer& layer) {
+          return json{{"cropping", margins_json(static_cast<const Cropping2D&>(layer).cropping())},
+                      {"data_format", "channels_last"}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          Cropping2DOptions options;
+          if (std::optional<Margins2D> cropping = margins_from(arguments, "cropping")) options.cropping = *cropping;
+          require_channels_last(arguments);
+          options.name = arguments.layer_name();
+          return std::make_shared<Cropping2D>(options);
+        }}},
+      {"UpSampling2D",
+       {[](const Layer& layer) {
+          return json{{"size", pair_json(static_cast<const UpSampling2D&>(layer).size())},
+                      {"data_format", "channels_last"},
+                      {"interpolation", "nearest"}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          UpSampling2DOptions options;
+          options.size = arguments.pair("size", options.size);
+          require_channels_last(arguments);
+          options.interpolation = arguments.text("interpolation", options.interpolation);
+          options.name = arguments.layer_name();
+          return std::make_shared<UpSampling2D>(options);
+        }}},
+      {"LayerNormalization",
+       {[](const Layer& layer) { return layer_normalization_config(static_cast<const LayerNormalization&>(layer)); },
+        layer_normalization_from}},
+      {"Embedding",
+       {[](const Layer& layer) { return embedding_config(static_cast<const Embedding&>(layer)); }, embedding_from}},
+      {"MultiHeadAttention",
+       {[](const Layer& layer) { return multi_head_attention_config(static_cast<const MultiHeadAttention&>(layer)); },
+        multi_head_attention_from}},
+      // accel's own (a Keras layer registered as accel>PositionEmbedding, as
+      // tools/keras_goldens/zoo_models.py defines it for TensorFlow).
+      {"PositionEmbedding",
+       {[](const Layer& layer) {
+          const auto& embedding = static_cast<const PositionEmbedding&>(layer);
+          return json{{"initializer", initializer_config(embedding.options().initializer, layer)}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          PositionEmbeddingOptions options;
+          options.initializer = arguments.initializer("initializer", options.initializer);
+          options.name = arguments.layer_name();
+          return std::make_shared<PositionEmbedding>(options);
+        }}},
+      {"PReLU", {[](const Layer& layer) { return prelu_config(static_cast<const PReLU&>(layer)); }, prelu_from}},
       {"SeparableConv2D",
        {[](const Layer& layer) { return separable_conv2d_config(static_cast<const SeparableConv2D&>(layer)); },
         separable_conv2d_from}},
@@ -420,11 +739,15 @@ const std::map<std::string, LayerCodec>& codecs() {
       {"ZeroPadding2D",
        {[](const Layer& layer) {
           const Margins2D& padding = static_cast<const ZeroPadding2D&>(layer).padding();
-          return json{{"padding", json::array({json::array({padding.top, padding.bottom}),
-                                               json::array({padding.left, padding.right})})},
-                      {"data_format", "channels_last"}};
+          return json{{"padding", margins_json(padding)}, {"data_format", "channels_last"}};
         },
-        zero_padding_from}},
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          ZeroPadding2DOptions options;
+          if (std::optional<Margins2D> padding = margins_from(arguments, "padding")) options.padding = *padding;
+          require_channels_last(arguments);
+          options.name = arguments.layer_name();
+          return std::make_shared<ZeroPadding2D>(options);
+        }}},
       {"GlobalAveragePooling2D", global_pooling_codec<GlobalAveragePooling2D, GlobalAveragePooling2DOptions>()},
   };
   return table;
@@ -441,6 +764,11 @@ json shape_json(const LayerShape& shape) {
   json dims = json::array();
   for (int64_t dim : shape) dims.push_back(dim == kUnknownDim ? json(nullptr) : json(dim));
   return dims;
+}
+
+std::optional<std::string> registered_name(const std::string& class_name) {
+  if (class_name == "PositionEmbedding") return "accel>PositionEmbedding";
+  return std::nullopt;
 }
 
 std::string supported_layer_classes() {

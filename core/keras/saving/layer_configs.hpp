@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace accel::keras::saving {
@@ -20,6 +21,11 @@ nlohmann::json layer_config(const Layer& layer);
 // Unknown classes and arguments are InvalidArgumentError naming `source` and the layer.
 std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const nlohmann::json& config,
                                          const std::string& source);
+
+// The registered name of a layer class that is accel's own rather than
+// Keras's ("accel>PositionEmbedding", as Keras writes a custom class
+// registered with package "accel"); nullopt for Keras's classes.
+std::optional<std::string> registered_name(const std::string& class_name);
 
 // "Activation, Add, ...": the classes of the table, for messages and docs.
 std::string supported_layer_classes();

@@ -5,6 +5,7 @@
 
 #include <accel/error.hpp>
 #include <accel/keras/input_layer.hpp>
+#include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/sequential.hpp>
 
 #include "layer_arguments.hpp"
@@ -85,6 +86,30 @@ json tensor_references(const std::vector<KerasTensor>& tensors) {
   return references;
 }
 
+// One call of a layer as Keras writes it: {"args": [...], "kwargs": {...}}.
+// MultiHeadAttention is called as mha(query, value, key=..., attention_mask=...,
+// use_causal_mask=..., return_attention_scores=...); other list layers take one list.
+json node_arguments(const Layer& layer, const Node& node) {
+  const std::vector<KerasTensor>& inputs = node.inputs();
+  json arguments = json::array();
+  json keywords = json::object();
+  if (const auto* attention = dynamic_cast<const MultiHeadAttention*>(&layer)) {
+    arguments.push_back(keras_tensor_json(inputs.at(0)));
+    arguments.push_back(keras_tensor_json(inputs.at(1)));
+    if (inputs.size() > 2) keywords["key"] = keras_tensor_json(inputs[2]);
+    if (inputs.size() > 3) keywords["attention_mask"] = keras_tensor_json(inputs[3]);
+    if (attention->symbolic_use_causal_mask()) keywords["use_causal_mask"] = true;
+    if (attention->symbolic_return_attention_scores()) keywords["return_attention_scores"] = true;
+  } else if (node.list_input()) {
+    json list = json::array();
+    for (const KerasTensor& tensor : inputs) list.push_back(keras_tensor_json(tensor));
+    arguments.push_back(list);
+  } else {
+    arguments.push_back(keras_tensor_json(inputs.front()));
+  }
+  return {{"args", arguments}, {"kwargs", keywords}};
+}
+
 json functional_config(const Model& model) {
   json layers = json::array();
   for (const std::shared_ptr<Layer>& layer : model.layers()) {
@@ -98,15 +123,7 @@ json functional_config(const Model& model) {
     json inbound = json::array();
     for (const std::shared_ptr<Node>& node : layer->inbound_nodes()) {
       if (node->is_input()) continue;
-      json arguments = json::array();
-      if (node->list_input()) {
-        json list = json::array();
-        for (const KerasTensor& tensor : node->inputs()) list.push_back(keras_tensor_json(tensor));
-        arguments.push_back(list);
-      } else {
-        arguments.push_back(keras_tensor_json(node->inputs().front()));
-      }
-      inbound.push_back({{"args", arguments}, {"kwargs", json::object()}});
+      inbound.push_back(node_arguments(*layer, *node));
     }
     entry["inbound_nodes"] = inbound;
     layers.push_back(entry);
@@ -130,7 +147,19 @@ json layer_entry(const Layer& layer) {
              {"class_name", layer.class_name()},
              {"config", layer_config(layer)},
              {"registered_name", nullptr}};
-  if (std::optional<json> shape = build_input_shape(layer)) entry["build_config"] = {{"input_shape", *shape}};
+  if (const std::optional<std::string> registered = registered_name(layer.class_name())) {
+    entry["module"] = "accel.layers";
+    entry["registered_name"] = *registered;
+  }
+  if (dynamic_cast<const MultiHeadAttention*>(&layer) != nullptr && !layer.inbound_nodes().empty()) {
+    // Keras builds it with build(query_shape, value_shape, key_shape=None).
+    const std::vector<KerasTensor>& inputs = layer.inbound_nodes().front()->inputs();
+    json shapes{{"query_shape", shape_json(inputs.at(0).shape())}, {"value_shape", shape_json(inputs.at(1).shape())}};
+    if (inputs.size() > 2) shapes["key_shape"] = shape_json(inputs[2].shape());
+    entry["build_config"] = {{"shapes_dict", shapes}};
+  } else if (std::optional<json> shape = build_input_shape(layer)) {
+    entry["build_config"] = {{"input_shape", *shape}};
+  }
   return entry;
 }
 
@@ -189,7 +218,8 @@ class ConfigReader {
     const std::string class_name = entry["class_name"];
     if (class_name == "Sequential" || class_name == "Functional") return std::shared_ptr<Model>(model(entry));
     if (entry.contains("registered_name") && entry["registered_name"].is_string() &&
-        entry["registered_name"] != class_name && class_name != "Functional") {
+        entry["registered_name"] != class_name && class_name != "Functional" &&
+        entry["registered_name"] != registered_name(class_name)) {
       fail("layer " + entry.value("config", json::object()).value("name", std::string("?")) + " is the custom class '" +
            entry["registered_name"].get<std::string>() +
            "' (registered in Python); accel cannot load it. It loads " + supported_layer_classes());
@@ -290,20 +320,14 @@ class ConfigReader {
     while (!pending.empty()) {
       std::vector<Pending> waiting;
       for (Pending& call : pending) {
-        std::optional<std::vector<KerasTensor>> inputs;
-        bool list_input = false;
-        if (!resolve_arguments(call, tensors, inputs, list_input)) {
+        Layer& layer = *layers.at(call.layer_name);
+        std::optional<CallArguments> arguments = resolve_arguments(call, layer, tensors);
+        if (!arguments) {
           waiting.push_back(std::move(call));
           continue;
         }
-        Layer& layer = *layers.at(call.layer_name);
         const int64_t node_index = calls_made[call.layer_name]++;
-        std::vector<KerasTensor> outputs;
-        if (list_input) {
-          outputs = layer.call_outputs(*inputs);
-        } else {
-          outputs = {layer(inputs->front())};
-        }
+        const std::vector<KerasTensor> outputs = replay(layer, *arguments);
         for (size_t index = 0; index < outputs.size(); ++index) {
           tensors[{call.layer_name, node_index, static_cast<int64_t>(index)}] = outputs[index];
         }
@@ -329,35 +353,90 @@ class ConfigReader {
     return std::make_unique<Model>(collect("input_layers"), collect("output_layers"), config.value("name", std::string()));
   }
 
-  // The node's input KerasTensors, or false when one is not made yet.
-  template <typename Tensors>
-  bool resolve_arguments(const auto& call, const Tensors& tensors, std::optional<std::vector<KerasTensor>>& inputs,
-                         bool& list_input) {
-    const json& node = call.node;
-    if (!node.is_object() || !node.contains("args") || !node["args"].is_array() || node["args"].size() != 1) {
-      fail("layer '" + call.layer_name + "': an inbound node other than one positional argument: " +
-           node.dump().substr(0, 300));
+  // One recorded call: its tensors and the keyword arguments accel replays.
+  struct CallArguments {
+    std::vector<KerasTensor> positional;
+    bool list_input = false;  // the single positional argument is a list
+    std::map<std::string, KerasTensor> tensor_keywords;
+    bool use_causal_mask = false;
+    bool return_attention_scores = false;
+  };
+
+  std::vector<KerasTensor> replay(Layer& layer, const CallArguments& call) {
+    if (auto* attention = dynamic_cast<MultiHeadAttention*>(&layer)) {
+      auto keyword = [&](const char* name) {
+        const auto found = call.tensor_keywords.find(name);
+        return found == call.tensor_keywords.end() ? KerasTensor() : found->second;
+      };
+      const std::vector<KerasTensor>& list = call.positional;
+      const KerasTensor query = list.size() > 0 ? list[0] : keyword("query");
+      const KerasTensor value = list.size() > 1 ? list[1] : keyword("value");
+      const AttentionArguments<KerasTensor> arguments{.key = list.size() > 2 ? list[2] : keyword("key"),
+                                                      .attention_mask = keyword("attention_mask"),
+                                                      .use_causal_mask = call.use_causal_mask};
+      if (!query.defined() || !value.defined()) {
+        fail("MultiHeadAttention '" + layer.name() + "' is called without a query and a value");
+      }
+      if (call.return_attention_scores) return attention->call_with_attention_scores(query, value, arguments);
+      return {(*attention)(query, value, arguments)};
     }
+    if (!call.tensor_keywords.empty() || call.use_causal_mask || call.return_attention_scores ||
+        (call.positional.size() > 1 && !call.list_input)) {
+      fail("layer '" + layer.name() + "' (" + layer.class_name() +
+           ") is called with more than one argument; accel replays that for MultiHeadAttention only");
+    }
+    if (call.list_input) return layer.call_outputs(call.positional);
+    return {layer(call.positional.front())};
+  }
+
+  // The node's arguments, or nullopt when one of its tensors is not made yet.
+  template <typename Tensors>
+  std::optional<CallArguments> resolve_arguments(const auto& call, const Layer& layer, const Tensors& tensors) {
+    const json& node = call.node;
+    if (!node.is_object() || !node.contains("args") || !node["args"].is_array() || node["args"].empty()) {
+      fail("layer '" + call.layer_name + "': an inbound node without positional arguments: " + node.dump().substr(0, 300));
+    }
+    bool missing = false;
+    auto tensor = [&](const json& item) -> KerasTensor {
+      const json history = item.is_object() && item.value("class_name", "") == "__keras_tensor__"
+                               ? item.value("config", json::object()).value("keras_history", json())
+                               : json();
+      if (!history.is_array() || history.size() != 3 || !history[0].is_string() || !history[1].is_number_integer() ||
+          !history[2].is_number_integer()) {
+        fail("layer '" + call.layer_name + "': an argument is not a tensor of the model: " + item.dump().substr(0, 300));
+      }
+      const auto found = tensors.find({history[0].get<std::string>(), history[1].get<int64_t>(), history[2].get<int64_t>()});
+      if (found == tensors.end()) {
+        missing = true;
+        return KerasTensor();
+      }
+      return found->second;
+    };
+    CallArguments arguments;
+    const json& positional = node["args"];
+    arguments.list_input = positional.size() == 1 && positional[0].is_array();
+    const json items = arguments.list_input ? positional[0] : positional;
+    for (const json& item : items) arguments.positional.push_back(tensor(item));
+    const bool attention = dynamic_cast<const MultiHeadAttention*>(&layer) != nullptr;
     const json kwargs = node.value("kwargs", json::object());
+    if (!kwargs.is_object()) fail("layer '" + call.layer_name + "': kwargs is not an object: " + kwargs.dump());
     for (const auto& [key, value] : kwargs.items()) {
-      if (!value.is_null() && key != "training") {
-        fail("layer '" + call.layer_name + "' is called with keyword argument '" + key + "' = " + value.dump() +
-             ", which accel's reader does not replay");
+      if (value.is_null() || key == "training") continue;
+      if (attention && (key == "query" || key == "value" || key == "key" || key == "attention_mask")) {
+        arguments.tensor_keywords[key] = tensor(value);
+      } else if (attention && value.is_boolean() && key == "use_causal_mask") {
+        arguments.use_causal_mask = value == true;
+      } else if (attention && value.is_boolean() && key == "return_attention_scores") {
+        arguments.return_attention_scores = value == true;
+      } else if (value == false && (key == "use_causal_mask" || key == "return_attention_scores")) {
+        // Keras's default, written out
+      } else {
+        fail("layer '" + call.layer_name + "' is called with keyword argument '" + key + "' = " +
+             value.dump().substr(0, 200) + ", which accel's reader does not replay");
       }
     }
-    const json& argument = node["args"][0];
-    list_input = argument.is_array();
-    const json items = list_input ? argument : json::array({argument});
-    std::vector<KerasTensor> resolved;
-    for (const json& item : items) {
-      const json history = item.value("config", json::object()).value("keras_history", json());
-      if (!history.is_array() || history.size() != 3) fail("layer '" + call.layer_name + "': bad argument " + item.dump());
-      const auto found = tensors.find({history[0].get<std::string>(), history[1].get<int64_t>(), history[2].get<int64_t>()});
-      if (found == tensors.end()) return false;
-      resolved.push_back(found->second);
-    }
-    inputs = std::move(resolved);
-    return true;
+    if (missing) return std::nullopt;
+    return arguments;
   }
 
   std::string source_;

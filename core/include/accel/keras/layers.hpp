@@ -9,6 +9,7 @@
 #include <accel/keras/layers/average_pooling2d.hpp>
 #include <accel/keras/layers/batch_normalization.hpp>
 #include <accel/keras/layers/concatenate.hpp>
+#include <accel/keras/layers/conv1d.hpp>
 #include <accel/keras/layers/conv2d.hpp>
 #include <accel/keras/layers/conv2d_transpose.hpp>
 #include <accel/keras/layers/cropping2d.hpp>
@@ -31,6 +32,7 @@
 #include <accel/keras/layers/permute.hpp>
 #include <accel/keras/layers/pooling2d.hpp>
 #include <accel/keras/layers/position_embedding.hpp>
+#include <accel/keras/layers/prelu.hpp>
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
 #include <accel/keras/layers/rescaling.hpp>

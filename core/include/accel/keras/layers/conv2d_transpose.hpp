@@ -44,6 +44,10 @@ class Conv2DTranspose final : public Layer {
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
   const Variable& kernel() const { return kernel_; }
   const Variable& bias() const { return bias_; }
+  // The constructor's arguments (a .keras file's config is written from them).
+  int64_t filters() const noexcept { return filters_; }
+  const std::array<int32_t, 2>& kernel_size() const noexcept { return kernel_size_; }
+  const Conv2DTransposeOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;

@@ -39,6 +39,9 @@ class DepthwiseConv2D final : public Layer {
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
   const Variable& depthwise_kernel() const { return depthwise_kernel_; }
   const Variable& bias() const { return bias_; }
+  // The constructor's arguments (a .keras file's config is written from them).
+  const std::array<int32_t, 2>& kernel_size() const noexcept { return kernel_size_; }
+  const DepthwiseConv2DOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;

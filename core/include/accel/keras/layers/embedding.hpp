@@ -23,6 +23,10 @@ class Embedding final : public Layer {
   Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
   const Variable& embeddings() const { return embeddings_; }
+  // The constructor's arguments (a .keras file's config is written from them).
+  int64_t input_dim() const noexcept { return input_dim_; }
+  int64_t output_dim() const noexcept { return output_dim_; }
+  const EmbeddingOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;

@@ -34,6 +34,7 @@ class LayerNormalization final : public Layer {
 
   const Variable& gamma() const { return gamma_; }
   const Variable& beta() const { return beta_; }
+  const LayerNormalizationOptions& options() const noexcept { return options_; }
   // `axis` resolved against the built input's rank, in the given order.
   const std::vector<int32_t>& axes() const noexcept { return axes_; }
 

@@ -87,6 +87,10 @@ class MultiHeadAttention final : public Layer {
   int64_t num_heads() const noexcept { return num_heads_; }
   int64_t key_dim() const noexcept { return key_dim_; }
   int64_t value_dim() const noexcept { return value_dim_; }
+  const MultiHeadAttentionOptions& options() const noexcept { return options_; }
+  // What the Functional model's calls of the layer asked for (one setting for all of them).
+  bool symbolic_use_causal_mask() const noexcept { return list_call_settings_.use_causal_mask; }
+  bool symbolic_return_attention_scores() const noexcept { return list_call_settings_.return_attention_scores; }
 
  protected:
   void build_weights_for_list(const std::vector<LayerShape>& input_shapes) override;

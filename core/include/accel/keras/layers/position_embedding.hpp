@@ -25,6 +25,7 @@ class PositionEmbedding final : public Layer {
   explicit PositionEmbedding(PositionEmbeddingOptions options = {});
   LayerShape compute_output_shape(const LayerShape& input_shape) const override;
   const Variable& embeddings() const { return embeddings_; }
+  const PositionEmbeddingOptions& options() const noexcept { return options_; }
 
  protected:
   void build_weights(const LayerShape& input_shape) override;
