@@ -709,7 +709,7 @@ TEST_P(TensorFlowMixedModel, TwentySgdStepsFollowTensorFlowsLosses) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TensorFlowMixedModel,
                          ::testing::Values("cnn_mixed_bfloat16", "residual_mixed_bfloat16", "cnn_mixed_float16",
-                                           "separable_mixed_bfloat16"));
+                                           "separable_mixed_bfloat16", "attention_mixed_bfloat16"));
 
 }  // namespace
 }  // namespace accel::keras

@@ -28,6 +28,10 @@ from_logits=True), metrics=["accuracy"]):
                  BatchNormalization -> relu, SeparableConv2D 32 with stride 2 and
                  depth_multiplier 2 -> BatchNormalization -> relu,
                  GlobalAveragePooling2D, Dense 10 with dtype="float32"
+    attention    a small causal transformer over the image's rows (Functional): Dense 16
+                 per row, MultiHeadAttention (2 heads of 8, use_causal_mask) added back
+                 and LayerNormalization, a causal Conv1D 16 relu,
+                 GlobalAveragePooling1D, Dense 10 with dtype="float32"
 
 Files, for each model M and policy P (mixed_bfloat16; and mixed_float16 for cnn,
 whose compile wraps the optimizer in a LossScaleOptimizer):
@@ -78,7 +82,7 @@ DATA_DIR = os.environ.get("ACCEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashio
 SEED = 42
 FORWARD_IMAGES = 16
 CASES = (("cnn", "mixed_bfloat16"), ("residual", "mixed_bfloat16"), ("cnn", "mixed_float16"),
-         ("separable", "mixed_bfloat16"))
+         ("separable", "mixed_bfloat16"), ("attention", "mixed_bfloat16"))
 
 
 def build_cnn():
@@ -111,7 +115,17 @@ def build_separable():
         layers.GlobalAveragePooling2D(), layers.Dense(10, dtype="float32")])
 
 
-BUILDERS = {"cnn": build_cnn, "residual": build_residual, "separable": build_separable}
+def build_attention():
+    rows = keras.Input((28, 28, 1), name="image")
+    x = layers.Dense(16)(layers.Reshape((28, 28))(rows))
+    attended = layers.MultiHeadAttention(2, 8)(x, x, use_causal_mask=True)
+    x = layers.LayerNormalization()(layers.Add()([x, attended]))
+    x = layers.Conv1D(16, 3, padding="causal", activation="relu")(x)
+    x = layers.GlobalAveragePooling1D()(x)
+    return keras.Model(rows, layers.Dense(10, dtype="float32")(x))
+
+
+BUILDERS = {"cnn": build_cnn, "residual": build_residual, "separable": build_separable, "attention": build_attention}
 
 
 def fresh_model(name, policy):
