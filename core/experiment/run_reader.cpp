@@ -683,6 +683,27 @@ class RunReader {
       model.initial_weights = existing_path(*weights, "model.initial_weights");
     }
     read_model_form(node, model);
+    check_model_files(node);
+  }
+
+  // The model's files loaded in full (LoadOptions::check_model_files): a fault
+  // is reported at the file's line, initial_weights unless it is the .keras's own.
+  void check_model_files(const SourceNode& node) {
+    const ModelConfig& model = *out_.model;
+    if (!context_.options->check_model_files || (!model.keras_file && !model.initial_weights)) return;
+    try {
+      context_.options->check_model_files(model, out_.data->example_shape);
+    } catch (const accel::Error& error) {
+      const std::string message = error.what();
+      const bool keras_file_fault = model.keras_file && (!model.initial_weights || message.starts_with(*model.keras_file));
+      const SourceNode& at = *node.find(keras_file_fault ? "keras_file" : "initial_weights");
+      fail_at(at,
+              fmt::format("{} cannot be loaded into the model: {}",
+                          keras_file_fault ? "model.keras_file" : "model.initial_weights", message),
+              keras_file_fault ? "a .keras file whose weights fit its own config (names, shapes, dtypes)"
+                               : "a weights file holding every variable of the model, each of the model's shape and "
+                                 "dtype (Keras 3 .weights.h5 layout or accel's .safetensors)");
+    }
   }
 
   void read_model_form(const SourceNode& node, ModelConfig& model) {

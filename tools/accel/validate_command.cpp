@@ -4,6 +4,7 @@
 #include "keras_file_inspection.hpp"
 
 #include <accel/experiment/experiment_loader.hpp>
+#include <accel/experiment/run_executor.hpp>
 #include <accel/experiment/schema.hpp>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +63,7 @@ int run_validate(const ValidateRequest& request, std::ostream& out, std::ostream
   experiment::LoadOptions options;
   options.overrides = request.overrides;
   inspect_keras_files(options);
+  options.check_model_files = experiment::check_model_files;
 #ifdef HAVE_ACCEL_TPU_TIMING
   options.check_tpu_system = check_tpu_system_fully;
 #endif

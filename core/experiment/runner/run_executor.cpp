@@ -240,6 +240,13 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
 
 }  // namespace
 
+void check_model_files(const ModelConfig& model, const std::vector<int64_t>& example_shape) {
+  DeviceScope on_cpu("/CPU:0");
+  keras::clear_session();
+  (void)make_model(model, model_input_shape(model, example_shape));
+  keras::clear_session();
+}
+
 bool writes_results(const RunConfig& run) { return runs_as_chief(run); }
 
 RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options) {

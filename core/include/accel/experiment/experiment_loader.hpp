@@ -53,6 +53,12 @@ struct LoadOptions {
   // run do, with keras::saving::inspect_keras_file); unset, the loader checks
   // only that the file exists and is a .keras, and the run finds the rest.
   std::function<std::vector<std::int64_t>(const std::string& path)> inspect_keras_file;
+  // Builds a run's model and loads its files in full (model.keras_file's
+  // weights, model.initial_weights: every variable's name, shape and dtype
+  // against the model), throwing accel::Error for one that does not fit.
+  // `example_shape` is the data's, without the batch axis. accel validate
+  // sets it (execute_run's model building); unset, the run finds the rest.
+  std::function<void(const ModelConfig& model, const std::vector<std::int64_t>& example_shape)> check_model_files;
   SourceLimits limits;
 };
 

@@ -36,6 +36,12 @@ struct RunOutput {
 // returned as skipped without touching the runtime.
 RunOutput execute_run(const RunConfig& run, const RunExecutionOptions& options);
 
+// Builds the run's model as execute_run does (its layers, graph or .keras
+// file, on the CPU) and loads model.initial_weights, then drops it: throws
+// accel::Error for a file that does not fit the model. accel validate's
+// LoadOptions::check_model_files.
+void check_model_files(const ModelConfig& model, const std::vector<int64_t>& example_shape);
+
 // False for a multi-worker run in which this process is not the chief: it
 // trains with the others, and the chief writes the results (TensorFlow's rule).
 bool writes_results(const RunConfig& run);
