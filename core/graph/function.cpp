@@ -79,6 +79,7 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& arguments) {
                              state.options.name, signature);
   std::vector<Tensor> results;
   SignatureEntry entry;
+  std::function<void()> rollback;
   {
     graph::Tracer tracer(arguments);
     results = state.body(arguments);
@@ -92,12 +93,22 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& arguments) {
       entry.executor = std::move(compiled.executor);
       entry.statistics = compiled.statistics;
       entry.text = std::move(compiled.text);
+      rollback = tracer.take_rollback();
     }
   }
   ++state.traces;
   auto [inserted, unused] = state.entries.emplace(signature, std::move(entry));
   state.latest = &inserted->second;
-  return results;
+  if (!inserted->second.executor) return results;
+  // As tf.function, the call that traces computes with the compiled program:
+  // the eager trace's effects are put back and its results dropped, so every
+  // call of a signature runs one program and rounds the same way (a run
+  // resumed mid-epoch traces again, and must compute what the uninterrupted
+  // run's replay did).
+  results.clear();
+  rollback();
+  ++state.replays;
+  return inserted->second.executor->run(arguments);
 }
 
 int64_t Function::trace_count() const {

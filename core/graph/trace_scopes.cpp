@@ -29,6 +29,10 @@ void run_host_work(const std::function<void()>& work) {
   tracer->add_host_work(work);
 }
 
+void undo_on_discard(std::function<void()> undo) {
+  if (Tracer* tracer = Tracer::active()) tracer->undo_on_discard(std::move(undo));
+}
+
 HostStateScope::HostStateScope() {
   if (Tracer* tracer = Tracer::active()) tracer->enter_host_state();
 }

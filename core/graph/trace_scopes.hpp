@@ -35,6 +35,12 @@ class RefreshedAttributes {
 // captured tensors are allowed.
 void run_host_work(const std::function<void()>& work);
 
+// Host state that code changes while it is traced (a random stream's
+// position) and that the tracer must put back when the traced call's results
+// are discarded for the compiled program's: `undo` runs then. Outside a
+// trace, nothing happens.
+void undo_on_discard(std::function<void()> undo);
+
 // While it lives, reading captured tensors on the host is allowed: the code
 // inside only derives values that a RefreshedAttributes or a host node
 // recomputes at every replay.

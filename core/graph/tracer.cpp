@@ -136,7 +136,28 @@ void Tracer::on_host_read(const Tensor& tensor) {
   }
 }
 
+void Tracer::save_before_assignment(const Tensor& destination) {
+  if (!saved_keys_.emplace(destination.storage().get(), destination.byte_offset()).second) return;
+  detail::TraceHooksSuspension saving_is_no_host_read;
+  SavedValue saved{destination, std::vector<uint8_t>(destination.byte_size())};
+  if (!saved.bytes.empty()) destination.copy_to_host(saved.bytes.data());
+  saved_values_.push_back(std::move(saved));
+}
+
+std::function<void()> Tracer::take_rollback() {
+  return [values = std::move(saved_values_), undos = std::move(undos_)]() mutable {
+    for (auto value = values.rbegin(); value != values.rend(); ++value) {
+      Tensor& destination = value->destination;
+      if (value->bytes.empty()) continue;
+      destination.assign(Tensor::from_host(value->bytes.data(), destination.shape(), destination.dtype(),
+                                           destination.device()));
+    }
+    for (auto undo = undos.rbegin(); undo != undos.rend(); ++undo) (*undo)();
+  };
+}
+
 void Tracer::on_assign(const Tensor& destination, const Tensor& source) {
+  save_before_assignment(destination);  // host-state assignments too (the optimizer's step count)
   if (failed() || host_state_depth_ > 0) return;
   Node node;
   node.op = kAssignNode;

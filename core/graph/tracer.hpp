@@ -19,7 +19,10 @@
 #include "runtime/trace_hooks.hpp"
 
 #include <span>
+#include <functional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace accel::graph {
@@ -51,11 +54,21 @@ class Tracer final : public detail::OpObserver, public detail::TraceHooks {
   void enter_host_state() noexcept { ++host_state_depth_; }
   void leave_host_state() noexcept { --host_state_depth_; }
 
+  // What the traced call changed outside itself, to be put back so that the
+  // call's results can come from the compiled program instead (as every
+  // later call's do): the captured tensors it assigned, saved on the host
+  // before their first assignment, and the host state code registered with
+  // undo_on_discard. Taken once, after finish(); run it after this tracer
+  // is gone.
+  std::function<void()> take_rollback();
+  void undo_on_discard(std::function<void()> undo) { undos_.push_back(std::move(undo)); }
+
   // OpObserver
   void on_op_executed(const detail::ExecutedOp& op) override;
   // TraceHooks
   void on_host_read(const Tensor& tensor) override;
   void on_assign(const Tensor& destination, const Tensor& source) override;
+  void before_update_in_place(const Tensor& destination) override { save_before_assignment(destination); }
   void on_transfer(const Tensor& source, const Tensor& copy) override;
   void on_untraceable(std::string_view reason) override;
 
@@ -65,7 +78,17 @@ class Tracer final : public detail::OpObserver, public detail::TraceHooks {
   ValueId value_of(const Tensor& tensor);
   bool is_traced_value(const Tensor& tensor) const;
 
+  // A tensor's bytes before the trace first assigned it.
+  struct SavedValue {
+    Tensor destination;
+    std::vector<uint8_t> bytes;
+  };
+  void save_before_assignment(const Tensor& destination);
+
   Graph graph_;
+  std::vector<SavedValue> saved_values_;
+  std::set<std::tuple<const void*, uint64_t>> saved_keys_;  // (storage, byte offset)
+  std::vector<std::function<void()>> undos_;
   std::unordered_map<uint64_t, ValueId> values_by_tensor_;
   std::string failure_;
   AttributeRefresh refresh_;

@@ -269,6 +269,11 @@ std::vector<Tensor> run_op(AccelOp op, std::span<const Tensor> inputs, std::span
       throw InvalidArgumentError(fmt::format("op {}: an input tensor is undefined", op_display_name(op)));
     }
   }
+  if (TraceHooks* hooks = active_trace_hooks(); hooks != nullptr && op_info(op).updated_inputs != 0) {
+    for (size_t index = 0; index < inputs.size(); ++index) {
+      if ((op_info(op).updated_inputs >> index) & 1u) hooks->before_update_in_place(inputs[index]);
+    }
+  }
   LogicalDevice* device = place_op(inputs);
   const AccelDType dtype = principal_dtype(op, inputs, outputs.empty() ? DType::kFloat32 : outputs[0].dtype);
   std::vector<Tensor> results;

@@ -16,6 +16,9 @@ class TraceHooks {
   virtual ~TraceHooks() = default;
   virtual void on_host_read(const Tensor& tensor) = 0;
   virtual void on_assign(const Tensor& destination, const Tensor& source) = 0;
+  // An op is about to update `destination` in place (an optimizer's update
+  // ops: OpInfo::updated_inputs). on_op_executed follows once it has.
+  virtual void before_update_in_place(const Tensor& destination) = 0;
   // `copy` holds the same value as `source`, on another device.
   virtual void on_transfer(const Tensor& source, const Tensor& copy) = 0;
   // Something the graph cannot express happened (creating a variable, ...).

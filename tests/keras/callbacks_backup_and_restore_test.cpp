@@ -246,17 +246,34 @@ TEST(BackupAndRestore, TheLockIsHeldOnlyWhileFitRuns) {
 
 // --- The kill-and-resume check with a separate process.
 
-// Starts the worker; returns its pid.
+// How the worker trains: eagerly or with compiled steps (whose first step
+// after every start traces), on which device.
+struct WorkerMode {
+  const char* steps;   // "eager" or "compiled"
+  const char* device;  // "/CPU:0", "/TPU:0"
+};
+thread_local WorkerMode worker_mode{"eager", "/CPU:0"};
+
+void PrintTo(const WorkerMode& mode, std::ostream* out) { *out << mode.steps << " on " << mode.device; }
+
+// Starts the worker in worker_mode; returns its pid.
 pid_t start_worker(const std::string& backup_dir, const std::string& weights_path, int step_delay_ms) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const std::string delay = std::to_string(step_delay_ms);
     ::execl(ACCEL_BACKUP_AND_RESTORE_WORKER, ACCEL_BACKUP_AND_RESTORE_WORKER, backup_dir.c_str(), weights_path.c_str(),
-            delay.c_str(), static_cast<char*>(nullptr));
+            delay.c_str(), worker_mode.steps, worker_mode.device, static_cast<char*>(nullptr));
     ::_exit(127);
   }
   return pid;
 }
+
+// The kill tests below, eager and compiled, on the CPU and the emulated TPU.
+class KilledAndResumed : public ::testing::TestWithParam<WorkerMode> {
+ protected:
+  void SetUp() override { worker_mode = GetParam(); }
+  void TearDown() override { worker_mode = {"eager", "/CPU:0"}; }
+};
 
 int wait_for_exit(pid_t pid) {
   int status = 0;
@@ -274,7 +291,7 @@ std::optional<std::pair<std::string, std::string>> backup_position(const std::st
   }
 }
 
-TEST(BackupAndRestore, ProcessKilledMidEpochResumesToBitwiseTheSameWeights) {
+TEST_P(KilledAndResumed, ProcessKilledMidEpochResumesToBitwiseTheSameWeights) {
   TemporaryFolder folder;
   // Uninterrupted.
   const int clean_status = wait_for_exit(start_worker(folder.file("backup_a"), folder.file("a.safetensors"), 0));
@@ -313,7 +330,7 @@ TEST(BackupAndRestore, ProcessKilledMidEpochResumesToBitwiseTheSameWeights) {
 // from whatever backup the last one left (or none, when the kill came before
 // the first save): the weights at the end are bitwise those of an
 // uninterrupted run. The seed is printed so that a failure can be replayed.
-TEST(BackupAndRestore, KilledAtRandomMomentsAndResumedEndsWithTheSameWeights) {
+TEST_P(KilledAndResumed, KilledAtRandomMomentsAndResumedEndsWithTheSameWeights) {
   TemporaryFolder folder;
   const int clean_status = wait_for_exit(start_worker(folder.file("backup_a"), folder.file("a.safetensors"), 0));
   ASSERT_TRUE(WIFEXITED(clean_status) && WEXITSTATUS(clean_status) == 0) << "worker failed: " << clean_status;
@@ -341,6 +358,15 @@ TEST(BackupAndRestore, KilledAtRandomMomentsAndResumedEndsWithTheSameWeights) {
       << "final weights differ after " << kills << " kills";
   EXPECT_FALSE(std::filesystem::exists(backup_dir + "/checkpoint.safetensors"));
 }
+
+// Compiled: the restarted run's first step traces mid-epoch, where the
+// uninterrupted run replayed; both must compute with the one program.
+INSTANTIATE_TEST_SUITE_P(Modes, KilledAndResumed,
+                         ::testing::Values(WorkerMode{"eager", "/CPU:0"}, WorkerMode{"compiled", "/CPU:0"},
+                                           WorkerMode{"compiled", "/TPU:0"}),
+                         [](const ::testing::TestParamInfo<WorkerMode>& info) {
+                           return std::string(info.param.steps) + (std::string(info.param.device) == "/TPU:0" ? "Tpu" : "Cpu");
+                         });
 
 }  // namespace
 }  // namespace accel::keras

@@ -122,22 +122,31 @@ TEST_P(CompiledTraining, FiftyStepsMatchEagerFromTheSameWeights) {
     ASSERT_NEAR(compiled.losses[step], eager.losses[step], 1e-5 * std::max(1.0, std::abs(eager.losses[step])))
         << "step " << step;
   }
+  // Every step of the compiled run is the compiled program, the first too.
+  // On the emulated TPU its fused kernels round the MXU's bfloat16 products
+  // otherwise than the eager ops, and Adam's first updates (about
+  // lr * sign(gradient)) turn that into steps of lr = 1e-3 on weights whose
+  // gradients are at rounding level: there the weights may differ by a
+  // couple of such steps, and the evaluation by what that moves.
+  const bool adam_on_the_mxu = parameters.device == "/TPU:0" && parameters.optimizer == "adam";
+  const double weight_tolerance = adam_on_the_mxu ? 3e-3 : 1e-4;
   ASSERT_EQ(eager.weights.size(), compiled.weights.size());
   for (size_t index = 0; index < eager.weights.size(); ++index) {
     const double scale = std::max(1.0, max_abs(eager.weights[index]));
-    EXPECT_LE(max_abs(ops::sub(eager.weights[index], compiled.weights[index])), 1e-4 * scale)
+    EXPECT_LE(max_abs(ops::sub(eager.weights[index], compiled.weights[index])), weight_tolerance * scale)
         << model->weights()[index].name();
   }
-  EXPECT_NEAR(compiled.evaluation.at("loss"), eager.evaluation.at("loss"), 1e-5 * std::abs(eager.evaluation.at("loss")));
-  EXPECT_DOUBLE_EQ(compiled.evaluation.at("accuracy"), eager.evaluation.at("accuracy"));
-  EXPECT_LE(max_abs(ops::sub(compiled.predictions, eager.predictions)), 1e-4);
+  EXPECT_NEAR(compiled.evaluation.at("loss"), eager.evaluation.at("loss"),
+              (adam_on_the_mxu ? 1e-4 : 1e-5) * std::abs(eager.evaluation.at("loss")));
+  EXPECT_NEAR(compiled.evaluation.at("accuracy"), eager.evaluation.at("accuracy"), adam_on_the_mxu ? 0.005 : 0.0);
+  EXPECT_LE(max_abs(ops::sub(compiled.predictions, eager.predictions)), adam_on_the_mxu ? 1e-3 : 1e-4);
 
   // Really compiled: one trace, replays, no eager fallback, something fused.
   ASSERT_NE(model->train_function(), nullptr);
   const FunctionStatistics training = model->train_function()->statistics();
   EXPECT_EQ(training.eager_reason, "");
   EXPECT_EQ(training.traces, 1);
-  EXPECT_EQ(training.replays, kSteps - 1);
+  EXPECT_EQ(training.replays, kSteps);  // the tracing call ran the program too
   EXPECT_EQ(training.eager_calls, 0);
   EXPECT_GT(training.fusions, 0) << model->train_function()->graph_text();
   EXPECT_LT(training.compiled_ops, training.traced_ops);
@@ -170,7 +179,7 @@ TEST(CompiledTrainingSignatures, ANewBatchSizeRetracesOnceAndTheSameSignatureNev
   EXPECT_EQ(model->train_function()->trace_count(), 2);
   model->fit(data.x, data.y, {.epochs = 3, .batch_size = 32, .verbose = 0});
   EXPECT_EQ(model->train_function()->trace_count(), 2);
-  EXPECT_EQ(model->train_function()->statistics().replays, 4 * 4 - 2);
+  EXPECT_EQ(model->train_function()->statistics().replays, 4 * 4);  // tracing calls run the program too
   // The optimizer counted every compiled step.
   EXPECT_EQ(model->optimizer().iterations(), 16);
 }

@@ -1,8 +1,10 @@
 // accel::function: tf.function for accel. Wraps a body of tensor code; the
 // first call for each input signature (shapes, dtypes, devices) runs the body
 // while tracing its ops into a graph, compiles the graph (dead code, common
-// subexpressions, constants, fusion, buffer planning) and later calls replay
-// it without running the body.
+// subexpressions, constants, fusion, buffer planning), puts back what the
+// traced run changed (the variables it assigned, random streams) and runs the
+// compiled graph for that call's results; later calls replay it without
+// running the body. So every call of a signature runs one program.
 //
 //   accel::Function step = accel::function([&](const std::vector<Tensor>& args) {
 //     return std::vector<Tensor>{ops::relu(ops::add(ops::matmul(args[0], w), b))};

@@ -45,6 +45,8 @@ Tensor Dropout::call(const Tensor& inputs, bool training) {
   const Shape noise_shape = noise_shape_for(inputs.shape());
   const uint64_t draws = static_cast<uint64_t>(noise_shape.element_count());
   const uint64_t stream_offset = next_stream_offset_.fetch_add(draws);
+  // A traced call is discarded for the compiled program's first replay, which draws these numbers again.
+  graph::undo_on_discard([this, stream_offset] { next_stream_offset_.store(stream_offset); });
   Tensor uniform;
   {
     // A compiled step draws the next numbers of the stream at every replay.

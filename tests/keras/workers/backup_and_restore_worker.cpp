@@ -1,8 +1,11 @@
 // A training process for the kill-and-resume test (callbacks_backup_and_restore_test.cpp):
-// trains a small classifier on fixed data on /CPU:0 with BackupAndRestore
+// trains a small CNN classifier on fixed data on /CPU:0 with BackupAndRestore
 // saving every few batches, then writes the final weights.
 //
-//   backup_and_restore_worker <backup_dir> <final_weights.safetensors> [step_delay_ms]
+//   backup_and_restore_worker <backup_dir> <final_weights.safetensors> [step_delay_ms] [eager|compiled] [device]
+//
+// compiled trains with compiled steps (CompileOptions::jit_compile), whose
+// first step after every (re)start traces; device is /CPU:0 unless given.
 //
 // It also writes <final_weights>.start: "<epoch> <batch>" of the first batch
 // it trained, so the test can tell a resumed run from a fresh one. The delay
@@ -25,7 +28,7 @@ using accel::Tensor;
 
 namespace {
 
-constexpr int64_t kSamples = 96, kFeatures = 6, kClasses = 3;
+constexpr int64_t kSamples = 96, kSide = 6, kFeatures = kSide * kSide, kClasses = 3;
 
 // Records where the run started and slows every batch down.
 class StartRecorder final : public keras::Callback {
@@ -52,14 +55,16 @@ class StartRecorder final : public keras::Callback {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: " << argv[0] << " <backup_dir> <final_weights.safetensors> [step_delay_ms]\n";
+    std::cerr << "usage: " << argv[0] << " <backup_dir> <final_weights.safetensors> [step_delay_ms] [eager|compiled] [device]\n";
     return 2;
   }
   const std::string backup_dir = argv[1];
   const std::string final_weights = argv[2];
   const int delay_ms = argc > 3 ? std::stoi(argv[3]) : 0;
+  const bool compiled = argc > 4 && std::string(argv[4]) == "compiled";
+  const std::string device = argc > 5 ? argv[5] : "/CPU:0";
   try {
-    accel::DeviceScope on_cpu("/CPU:0");
+    accel::DeviceScope on_device(device);
     keras::set_random_seed(42);
     std::vector<float> x(kSamples * kFeatures);
     std::vector<int32_t> y(kSamples);
@@ -67,11 +72,15 @@ int main(int argc, char** argv) {
       for (int64_t f = 0; f < kFeatures; ++f) x[i * kFeatures + f] = static_cast<float>(std::sin(1.3 * i + 0.7 * f));
       y[i] = static_cast<int32_t>((i * 7) % kClasses);
     }
-    keras::Sequential model({std::make_shared<keras::Dense>(12, keras::DenseOptions{.activation = "relu"}),
+    // A small CNN (the tutorial's layers): its compiled step fuses the
+    // convolution's epilogue and rounds unlike the eager ops.
+    keras::Sequential model({std::make_shared<keras::Conv2D>(4, 3, keras::Conv2DOptions{.activation = "relu"}),
+                             std::make_shared<keras::MaxPooling2D>(), std::make_shared<keras::Flatten>(),
+                             std::make_shared<keras::Dense>(12, keras::DenseOptions{.activation = "relu"}),
                              std::make_shared<keras::Dense>(kClasses, keras::DenseOptions{.activation = "softmax"})});
-    model.build({keras::kUnknownDim, kFeatures});
-    model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
-    model.fit(Tensor::from_vector<float>(x, Shape{kSamples, kFeatures}), Tensor::from_vector<int32_t>(y, Shape{kSamples}),
+    model.build({keras::kUnknownDim, kSide, kSide, 1});
+    model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"}, {.jit_compile = compiled});
+    model.fit(Tensor::from_vector<float>(x, Shape{kSamples, kSide, kSide, 1}), Tensor::from_vector<int32_t>(y, Shape{kSamples}),
               {.epochs = 3,
                .batch_size = 8,
                .verbose = 0,
