@@ -74,7 +74,7 @@ TEST(CompiledSteps, ACompiledRunRecordsWhatCompilingItsStepDid) {
   EXPECT_EQ(step["jit_compile"], true);
   EXPECT_EQ(step["eager_reason"], "");
   EXPECT_EQ(step["traces"], 1);
-  EXPECT_EQ(step["replays"], 3);  // every step after the trace
+  EXPECT_EQ(step["replays"], 4);  // every step, the traced one too
   EXPECT_EQ(step["eager_calls"], 0);
   EXPECT_GT(step["fusions"].get<int64_t>(), 0);
   EXPECT_GT(step["ops_fused"].get<int64_t>(), step["fusions"].get<int64_t>());

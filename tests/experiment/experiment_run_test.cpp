@@ -96,7 +96,7 @@ TEST_F(QuickstartRun, ResultsHoldEveryRunsFiguresWithUnits) {
     EXPECT_EQ(step["jit_compile"], true) << name;
     EXPECT_EQ(step["eager_reason"], "") << name;
     EXPECT_EQ(step["traces"], 1) << name;
-    EXPECT_EQ(step["replays"], 5) << name;
+    EXPECT_EQ(step["replays"], 6) << name;  // every step, the traced one too
   }
   EXPECT_EQ(run_named(document, "tpu_v4_eager")["compiled_step"]["jit_compile"], false);
   for (const char* name : {"tpu_v4", "tpu_v4_eager"}) {

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <filesystem>
 #include <fstream>
 
 #include "../common/tensorflow_keras_check.hpp"
@@ -206,6 +207,98 @@ TEST_P(Keras3LayerTrainingTest, TenAdamStepsFollowTensorFlowsLosses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LayerModels, Keras3LayerTrainingTest, ::testing::Values("convolutions", "transformer"));
+
+// Training resumed across TensorFlow and accel with the optimizer's state:
+// TensorFlow trained the merges model 5 steps and saved it (compile_config,
+// optimizer/vars); accel loads it compiled with that state and its next 3
+// steps follow TensorFlow's losses and end at TensorFlow's weights.
+class Keras3ResumeTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { clear_session(); }
+};
+
+// train_step on batches first .. first + count - 1 of `next` (x [steps, batch, ...], y [steps, batch]).
+std::vector<float> resumed_losses(Model& model, const saving::SafetensorsContents& next, int64_t first, int64_t count) {
+  const Tensor x = tensor_named(next, "x");
+  const Tensor y = tensor_named(next, "y");
+  std::vector<float> losses;
+  for (int64_t step = first; step < first + count; ++step) {
+    auto batch_of = [step](const Tensor& all) {
+      std::vector<int64_t> begin(all.shape().rank(), 0), size = all.shape().dims();
+      begin[0] = step;
+      size[0] = 1;
+      return ops::slice(all, begin, size).reshape(Shape(std::vector<int64_t>(size.begin() + 1, size.end())));
+    };
+    model.reset_metrics();
+    losses.push_back(static_cast<float>(model.train_step(batch_of(x), batch_of(y)).at("loss")));
+  }
+  return losses;
+}
+
+TEST_P(Keras3ResumeTest, ResumesTensorFlowsTrainingWithItsOptimizerState) {
+  const std::string name = GetParam();
+  std::unique_ptr<Model> model = saving::load_model(golden("resume_" + name + ".keras"));
+  ASSERT_TRUE(model->compiled()) << "compile_config was not read";
+  EXPECT_EQ(model->optimizer().iterations(), 5);
+  const auto next = saving::read_safetensors_file(golden("resume_" + name + "_next.safetensors"));
+  const std::vector<float> expected = tensor_named(next, "losses").to_vector<float>();
+  const std::vector<float> losses = resumed_losses(*model, next, 0, 3);
+  for (size_t step = 0; step < 3; ++step) {
+    EXPECT_NEAR(losses[step], expected[step], 1e-4 * std::abs(expected[step])) << name << " step " << step;
+  }
+  EXPECT_EQ(model->optimizer().iterations(), tensor_named(next, "iterations").item<int64_t>());
+  const std::vector<Variable> weights = model->weights();
+  for (size_t index = 0; index < weights.size(); ++index) {
+    const Tensor tensorflows = tensor_named(next, "weight_" + std::to_string(index));
+    EXPECT_LE(max_abs_difference(weights[index].value(), tensorflows), 1e-5f) << weights[index].name();
+  }
+
+  // Without the state (the same weights, a fresh optimizer) the steps go elsewhere.
+  clear_session();
+  std::unique_ptr<Model> fresh = saving::load_model(golden("resume_" + name + ".keras"));
+  fresh->compile(name, std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
+  const std::vector<float> fresh_losses = resumed_losses(*fresh, next, 0, 3);
+  EXPECT_GT(std::abs(fresh_losses[2] - expected[2]), 1e-4 * std::abs(expected[2])) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, Keras3ResumeTest, ::testing::Values("adam", "sgd", "rmsprop"));
+
+// And back: accel trains the resumed model 2 more steps and saves it;
+// TensorFlow loads that file compiled with accel's optimizer state, and its
+// next step computes accel's next loss and weights. Runs where the
+// TensorFlow environment exists (bench/.venv-tensorflow).
+TEST(Keras3Files, TensorFlowResumesWhereAccelStopped) {
+  const std::string python = std::string(ACCEL_SOURCE_DIR) + "/bench/.venv-tensorflow/bin/python";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << "no TensorFlow environment (bench/.venv-tensorflow)";
+  clear_session();
+  TemporaryFolder folder;
+  std::unique_ptr<Model> model = saving::load_model(golden("resume_adam.keras"));
+  const auto next = saving::read_safetensors_file(golden("resume_adam_next.safetensors"));
+  (void)resumed_losses(*model, next, 0, 2);
+  saving::save_model(*model, folder.file("accel_trained.keras"));
+  // The third batch, for both (TensorFlow's file holds it as a batch of one step).
+  saving::SafetensorsContents third;
+  third.tensors = {saving::stored_tensor("x", ops::slice(tensor_named(next, "x"), {2, 0, 0}, {1, 16, 8})),
+                   saving::stored_tensor("y", ops::slice(tensor_named(next, "y"), {2, 0}, {1, 16}))};
+  saving::write_safetensors_file(folder.file("third.safetensors"), third);
+  const std::string command = "TF_CPP_MIN_LOG_LEVEL=3 CUDA_VISIBLE_DEVICES= " + python + " " + ACCEL_SOURCE_DIR +
+                              "/tools/keras_goldens/resume_in_tensorflow.py " + folder.file("accel_trained.keras") +
+                              " " + folder.file("third.safetensors") + " " + folder.file("tensorflow.safetensors") +
+                              " > " + folder.file("resume.log") + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(folder.file("resume.log")).rdbuf();
+  const auto tensorflow = saving::read_safetensors_file(folder.file("tensorflow.safetensors"));
+  EXPECT_EQ(tensor_named(tensorflow, "iterations_before").item<int64_t>(), 7);
+
+  EXPECT_EQ(tensor_named(tensorflow, "iterations_after").item<int64_t>(), 8);
+  const float accel_loss = resumed_losses(*model, next, 2, 1).front();
+  const float tensorflow_loss = tensor_named(tensorflow, "losses").to_vector<float>().front();
+  EXPECT_NEAR(tensorflow_loss, accel_loss, 1e-4 * std::abs(accel_loss));
+  const std::vector<Variable> weights = model->weights();
+  for (size_t index = 0; index < weights.size(); ++index) {
+    const Tensor tensorflows = tensor_named(tensorflow, "weight_" + std::to_string(index));
+    EXPECT_LE(max_abs_difference(weights[index].value(), tensorflows), 1e-5f) << weights[index].name();
+  }
+}
 
 // An accel-trained model written as .keras, loaded by TensorFlow 2.21 with
 // keras.models.load_model, computes what accel computes. Runs where the

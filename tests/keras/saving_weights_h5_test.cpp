@@ -66,9 +66,17 @@ TEST_F(WeightsH5Test, SequentialLayersAreGroupedByClassAsKeras3Does) {
   auto model = toy_classifier();
   const std::string path = folder_.file("toy.weights.h5");
   model->save_weights(path);
-  EXPECT_EQ(datasets_of(path), (std::vector<std::string>{"layers/dense/vars/0 (4, 8)", "layers/dense/vars/1 (8,)",
-                                                         "layers/dense_1/vars/0 (8, 3)", "layers/dense_1/vars/1 (3,)"}));
+  // The compiled model's Adam state too, as Keras 3's save_weights writes it:
+  // iteration, learning rate, then momentum and velocity per variable.
+  EXPECT_EQ(datasets_of(path),
+            (std::vector<std::string>{"layers/dense/vars/0 (4, 8)", "layers/dense/vars/1 (8,)",
+                                      "layers/dense_1/vars/0 (8, 3)", "layers/dense_1/vars/1 (3,)",
+                                      "optimizer/vars/0 ()", "optimizer/vars/1 ()", "optimizer/vars/2 (4, 8)",
+                                      "optimizer/vars/3 (4, 8)", "optimizer/vars/4 (8,)", "optimizer/vars/5 (8,)",
+                                      "optimizer/vars/6 (8, 3)", "optimizer/vars/7 (8, 3)", "optimizer/vars/8 (3,)",
+                                      "optimizer/vars/9 (3,)"}));
   const saving::Hdf5File file = saving::Hdf5File::open(path);
+  EXPECT_EQ(file.string_attribute("optimizer/vars", "name"), "adam");
   EXPECT_EQ(file.string_attribute("layers/dense_1/vars", "name"), "dense_1");
   EXPECT_EQ(file.string_attribute("vars", "name"), model->name());
   EXPECT_FALSE(file.has_group("layers/input_layer"));  // Sequential: no InputLayer group

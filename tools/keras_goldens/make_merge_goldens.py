@@ -24,6 +24,13 @@ For convolutions and transformer, <name>_train.safetensors also holds 10
 batches and the losses of 10 Adam steps (train_on_batch, from the saved
 weights), which accel's training must follow.
 
+resume_<optimizer> (adam, sgd with momentum, rmsprop with momentum and
+centered): the merges model trained 5 steps by TensorFlow and saved
+(compile_config and the optimizer's variables in model.weights.h5), then
+resume_<optimizer>_next.safetensors: 3 more batches, the losses
+train_on_batch returned for them and every weight after them, which accel,
+loading the file compiled with the optimizer's state, must reproduce.
+
 Every weight is moved off its initial value (PReLU's zeros, the biases'
 zeros) so that the forward pass checks each of them.
 
@@ -171,6 +178,35 @@ def write_training(name, model, batches, labels):
     print(f"{name} losses:", losses)
 
 
+RESUME_OPTIMIZERS = {
+    "adam": lambda: keras.optimizers.Adam(2e-3),
+    "sgd": lambda: keras.optimizers.SGD(0.05, momentum=0.9),
+    "rmsprop": lambda: keras.optimizers.RMSprop(1e-3, momentum=0.5, centered=True),
+}
+
+
+def write_resume(name, make_optimizer, rng):
+    model = build()
+    model.compile(optimizer=make_optimizer(),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    for _ in range(5):
+        model.train_on_batch(rng.standard_normal((16, 8)).astype(np.float32), rng.integers(0, 3, 16).astype(np.int32))
+    model.save(os.path.join(OUT, f"resume_{name}.keras"))
+    x = rng.standard_normal((3, 16, 8)).astype(np.float32)
+    y = rng.integers(0, 3, (3, 16)).astype(np.int32)
+    losses = [float(model.train_on_batch(x[step], y[step])[0]) for step in range(3)]
+    tensors = {"x": x, "y": y, "losses": np.array(losses, np.float32),
+               "iterations": np.array(int(model.optimizer.iterations.numpy()), np.int64)}
+    for index, weight in enumerate(model.weights):
+        tensors[f"weight_{index}"] = np.asarray(weight.numpy(), np.float32)
+    safetensors_numpy.write_file(os.path.join(OUT, f"resume_{name}_next.safetensors"), tensors,
+                                 {"tensorflow_version": tf.__version__, "keras_version": keras.__version__,
+                                  "generator": "tools/keras_goldens/make_merge_goldens.py",
+                                  "call": "losses[i] = train_on_batch(x[i], y[i]) after resume_<name>.keras was saved; "
+                                          "weight_<i>: model.weights[i] after them"})
+    print(f"resume_{name}: losses {losses}")
+
+
 def main():
     rng = np.random.default_rng(SEED)
     write("merges", build(), rng.standard_normal((16, 8)).astype(np.float32))
@@ -191,6 +227,8 @@ def main():
     unique_ids = np.stack([rng.permutation(100)[:80].reshape(8, 10) for _ in range(10)])
     write_training("transformer", transformer, unique_ids.astype(np.int32),
                    rng.integers(0, 3, (10, 8)).astype(np.int32))
+    for name, make_optimizer in RESUME_OPTIMIZERS.items():
+        write_resume(name, make_optimizer, rng)
 
 
 if __name__ == "__main__":

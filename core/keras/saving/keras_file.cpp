@@ -5,6 +5,7 @@
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/weights_h5.hpp>
 
+#include "compile_config.hpp"
 #include "hdf5_file.hpp"
 #include "model_config.hpp"
 #include "zip_archive.hpp"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 
 namespace accel::keras::saving {
 namespace {
@@ -68,7 +70,8 @@ KerasArchive read_keras_archive(const std::string& path) {
 }  // namespace
 
 void save_model(const Model& model, const std::string& path) {
-  const nlohmann::json config = model_config(model);
+  nlohmann::json config = model_config(model);
+  if (std::optional<nlohmann::json> compiled = compile_config(model)) config["compile_config"] = std::move(*compiled);
   const nlohmann::json metadata{{"keras_version", kKerasVersion}, {"date_saved", date_saved()}};
   const std::string weights = weights_h5_image(model, path + ":model.weights.h5");
   write_file_atomically(path, make_zip_archive({{"metadata.json", metadata.dump()},
@@ -80,6 +83,11 @@ void save_model(const Model& model, const std::string& path) {
 std::unique_ptr<Model> load_model(const std::string& path) {
   const KerasArchive archive = read_keras_archive(path);
   std::unique_ptr<Model> model = model_from_config(archive.config, path + ":config.json");
+  // Compiled first, as Keras's load_model(compile=True), so that the
+  // optimizer's state in model.weights.h5 is restored too.
+  if (archive.config.contains("compile_config") && !archive.config["compile_config"].is_null()) {
+    compile_from_config(*model, archive.config["compile_config"], path + ":config.json");
+  }
   load_weights_h5_image(*model, archive.weights, path + ":model.weights.h5");
   return model;
 }

@@ -10,6 +10,7 @@
 #include <accel/keras/saving/weights_h5.hpp>
 
 #include "hdf5_file.hpp"
+#include "optimizer_state.hpp"
 #include "weight_mismatch.hpp"
 #include "../utils/cast_to.hpp"
 
@@ -167,10 +168,12 @@ void load_from(Model& model, const Hdf5File& file, bool skip_mismatch) {
     }
   }
   report.raise_or_warn(file.source(), model.name(), skip_mismatch);
+  const std::function<void()> restore_optimizer = read_optimizer_state(model, file);
   for (auto& [stored, variable] : assignments) {
     variable.assign(detail::cast_to(Tensor::from_host(stored.bytes.data(), stored.shape, stored.dtype, variable.device()),
                                     variable.dtype()));
   }
+  restore_optimizer();
 }
 
 }  // namespace
@@ -188,6 +191,7 @@ std::string weights_h5_image(const Model& model, const std::string& source) {
     file.set_string_attribute(path, "name", name);
   }
   for (const auto& [path, variable] : layout.variables) file.write_dataset(path, stored_tensor(path, variable.value()));
+  write_optimizer_state(model, file);  // builds the slots, as Keras 3 does before saving
   return file.image();
 }
 

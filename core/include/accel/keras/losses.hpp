@@ -65,6 +65,7 @@ class SparseCategoricalCrossentropy final : public Loss {
   explicit SparseCategoricalCrossentropy(CrossentropyOptions options = {});
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
   bool sparse_labels() const override { return true; }
+  bool from_logits() const noexcept { return from_logits_; }
 
  private:
   bool from_logits_;
@@ -77,6 +78,8 @@ class CategoricalCrossentropy final : public Loss {
  public:
   explicit CategoricalCrossentropy(CrossentropyOptions options = {});
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  bool from_logits() const noexcept { return from_logits_; }
+  double label_smoothing() const noexcept { return label_smoothing_; }
 
  private:
   bool from_logits_;
@@ -91,6 +94,8 @@ class BinaryCrossentropy final : public Loss {
  public:
   explicit BinaryCrossentropy(CrossentropyOptions options = {});
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  bool from_logits() const noexcept { return from_logits_; }
+  double label_smoothing() const noexcept { return label_smoothing_; }
 
  private:
   bool from_logits_;

@@ -215,6 +215,8 @@ class Model : public Layer {
 
   Optimizer& optimizer() const;
   const Loss& loss() const;
+  // The metrics as compile got them (names or objects).
+  const std::vector<MetricArgument>& metric_arguments() const noexcept { return metric_arguments_; }
   // Set by a callback (or a step) to end fit after the current batch.
   bool stop_training() const noexcept { return stop_training_; }
   void set_stop_training(bool stop) noexcept { stop_training_ = stop; }

@@ -20,6 +20,9 @@ struct AdamOptions {
 class Adam final : public Optimizer {
  public:
   explicit Adam(AdamOptions options = {});
+  double beta_1() const noexcept { return beta_1_; }
+  double beta_2() const noexcept { return beta_2_; }
+  double epsilon() const noexcept { return epsilon_; }
 
  protected:
   void create_slots(const std::vector<Variable>& variables) override;

@@ -42,6 +42,9 @@ class AdamW final : public Optimizer {
                                  const std::vector<std::string>& var_names = {});
 
   double weight_decay() const noexcept { return weight_decay_; }
+  double beta_1() const noexcept { return beta_1_; }
+  double beta_2() const noexcept { return beta_2_; }
+  double epsilon() const noexcept { return epsilon_; }
   // Whether updates decay `variable` (Keras's _use_weight_decay).
   bool uses_weight_decay(const Variable& variable) const;
 

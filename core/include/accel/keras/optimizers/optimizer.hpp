@@ -111,6 +111,8 @@ class Optimizer {
   // Keras does; what LearningRateScheduler-like callbacks call.
   virtual void set_learning_rate(LearningRate learning_rate) { learning_rate_ = std::move(learning_rate); }
   const GradientClipping& clipping() const noexcept { return clipping_; }
+  // Whether the rate is a schedule (a function of the iteration) rather than a number.
+  bool has_learning_rate_schedule() const noexcept { return learning_rate_.is_schedule(); }
 
   // The optimizer's state for checkpoints, in Keras's order: the iteration
   // counter, then the slots in creation order ("Adam/dense/kernel/m:0", ...).

@@ -22,6 +22,10 @@ struct RMSpropOptions {
 class RMSprop final : public Optimizer {
  public:
   explicit RMSprop(RMSpropOptions options = {});
+  double rho() const noexcept { return rho_; }
+  double momentum() const noexcept { return momentum_; }
+  double epsilon() const noexcept { return epsilon_; }
+  bool centered() const noexcept { return centered_; }
 
  protected:
   void create_slots(const std::vector<Variable>& variables) override;

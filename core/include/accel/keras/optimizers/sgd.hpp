@@ -17,6 +17,8 @@ struct SGDOptions {
 class SGD final : public Optimizer {
  public:
   explicit SGD(SGDOptions options = {});
+  double momentum() const noexcept { return momentum_; }
+  bool nesterov() const noexcept { return nesterov_; }
 
  protected:
   void create_slots(const std::vector<Variable>& variables) override;
