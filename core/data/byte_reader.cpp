@@ -4,6 +4,7 @@
 
 #include <accel/data/data_error.hpp>
 #include <accel/error.hpp>
+#include <accel/input_file.hpp>
 
 #include <zlib.h>
 
@@ -77,6 +78,7 @@ struct ByteReader::State {
 };
 
 ByteReader ByteReader::open_file(const std::string& path) {
+  check_input_file(path, "data file", uint64_t{1} << 40);  // by kind first: a FIFO would block the open
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw NotFoundError("cannot open '" + path + "' for reading");
   std::vector<uint8_t> stored((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());

@@ -3,6 +3,7 @@
 #include <accel/data/csv_reader.hpp>
 #include <accel/data/data_error.hpp>
 #include <accel/error.hpp>
+#include <accel/input_file.hpp>
 
 #include "host_tensor.hpp"
 
@@ -56,6 +57,7 @@ bool is_blank(std::string_view line) {
 }  // namespace
 
 CsvData read_csv(const std::string& path, const CsvOptions& options) {
+  check_input_file(path, "read_csv: file", uint64_t{1} << 40);  // by kind first: a FIFO would block the open
   std::ifstream stream(path);
   if (!stream) throw NotFoundError("read_csv: cannot open '" + path + "'");
   auto fail = [&](size_t line, size_t column, const std::string& what) -> DataError {

@@ -573,6 +573,14 @@ KerasObject read_call(const SourceNode& node, const ValueSpec& spec) {
   out.name = name_node->text;
   out.where = name_node->where;
   out.arguments = read_fields(arguments, spec.call(out.name)->arguments, name_node->where);
+  // Keras's rule for the names of layers (and of everything named here):
+  // '/' separates a weight's scopes ("conv1/kernel:0"), so a name may not hold one.
+  if (const Value* name = out.argument("name"); name != nullptr && name->is_set() && !name->defaulted &&
+                                                 std::holds_alternative<std::string>(name->data) &&
+                                                 name->as_text().find('/') != std::string::npos) {
+    fail_at(name->where, fmt::format("the name '{}' contains '/', which Keras refuses in a name", name->as_text()),
+            "a name without '/' ('/' separates a weight's scopes, as in 'conv1/kernel:0')");
+  }
   return out;
 }
 

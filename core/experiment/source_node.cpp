@@ -1,6 +1,9 @@
 // yaml_source: text -> SourceNode, with the checks yaml-cpp leaves out.
 #include <accel/experiment/source_node.hpp>
 
+#include <accel/error.hpp>
+#include <accel/input_file.hpp>
+
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
@@ -265,13 +268,14 @@ SourceNodePtr parse_yaml_source(std::string_view text, const std::string& file, 
 }
 
 SourceNodePtr load_yaml_file(const std::string& path, const SourceLimits& limits) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_at({path, 0, 0}, "cannot open the file", "a readable experiment file");
   std::string text;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limits.max_bytes) break;
+  try {
+    // By kind first: a FIFO would block the open, /dev/zero never ends, a folder is no file.
+    text = read_input_file(path, "the experiment file", limits.max_bytes);
+  } catch (const NotFoundError&) {
+    fail_at({path, 0, 0}, "cannot open the file: no such file", "a readable experiment file");
+  } catch (const Error& error) {
+    fail_at({path, 1, 1}, error.what(), fmt::format("a regular YAML file of at most {} bytes", limits.max_bytes));
   }
   return parse_yaml_source(text, path, limits);
 }

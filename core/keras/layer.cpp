@@ -40,7 +40,14 @@ std::string format_layer_shape(const LayerShape& shape) {
 Layer::Layer(std::string class_name, std::string name)
     : class_name_(std::move(class_name)),
       name_(name.empty() ? unique_layer_name(to_snake_case(class_name_)) : std::move(name)),
-      dtype_policy_(mixed_precision::global_policy()) {}
+      dtype_policy_(mixed_precision::global_policy()) {
+  // Keras 3's rule: '/' separates a weight's scopes ("conv1/kernel:0").
+  if (name_.find('/') != std::string::npos) {
+    throw InvalidArgumentError(class_name_ + ": the name '" + name_ +
+                               "' contains '/', which Keras refuses in a layer's name ('/' separates a weight's "
+                               "scopes, as in 'conv1/kernel:0')");
+  }
+}
 
 void Layer::set_dtype_policy(const DTypePolicy& policy) {
   if (!weights_.empty() && !(policy == dtype_policy_)) {

@@ -28,8 +28,9 @@ void Sequential::build_weights(const LayerShape& input_shape) {
   if (input_shape.empty()) {
     throw InvalidArgumentError("Sequential '" + name() + "': the input shape needs a batch axis, got ()");
   }
-  // Keras names the input of a Sequential "<first layer>_input".
-  const std::string input_name = (layers_.empty() ? name() : layers_.front()->name()) + "_input";
+  // Keras 2 names the input of a Sequential "<first layer>_input".
+  const std::string input_name =
+      !input_name_.empty() ? input_name_ : (layers_.empty() ? name() : layers_.front()->name()) + "_input";
   const KerasTensor inputs =
       Input(LayerShape(input_shape.begin() + 1, input_shape.end()), InputOptions{.name = input_name});
   KerasTensor outputs = inputs;

@@ -188,11 +188,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
     invalid(op, fmt::format("inner dimensions differ: {} x {} (transpose_a={}, transpose_b={})", a.shape().to_string(),
                             b.shape().to_string(), transpose_a, transpose_b));
   }
+  // docs/op-set.md: the batch axes are equal, or one operand is a plain
+  // matrix (rank 2) shared by every batch of the other.
   std::vector<int64_t> dims(a.shape().dims().begin(), a.shape().dims().end() - 2);
   if (b.rank() > 2) {
     std::vector<int64_t> batch_b(b.shape().dims().begin(), b.shape().dims().end() - 2);
-    if (batch_b != dims) {
-      invalid(op, fmt::format("batch dimensions differ: {} x {}", a.shape().to_string(), b.shape().to_string()));
+    if (a.rank() == 2) {
+      dims = std::move(batch_b);
+    } else if (batch_b != dims) {
+      invalid(op, fmt::format("batch dimensions differ: {} x {} (equal batch axes, or one operand of rank 2 shared "
+                              "by every batch)",
+                              a.shape().to_string(), b.shape().to_string()));
     }
   }
   dims.push_back(m);

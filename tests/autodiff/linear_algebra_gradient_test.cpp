@@ -46,6 +46,28 @@ TEST_P(MatmulGradient, BatchTimesSharedMatrixMatchesFiniteDifferences) {
       {random_input(a_shape, 5), random_input(b_shape, 6)});
 }
 
+// One matrix shared by a batch on the right (docs/op-set.md's other shared
+// operand): the output's batch is b's, and a's gradient sums over it.
+TEST_P(MatmulGradient, SharedMatrixTimesBatchMatchesFiniteDifferences) {
+  const auto [transpose_a, transpose_b] = GetParam();
+  const Shape a_shape = transpose_a ? Shape{4, 3} : Shape{3, 4};
+  const Shape b_shape = transpose_b ? Shape{2, 2, 4} : Shape{2, 4, 2};
+  const testing::CheckInput a_values = random_input(a_shape, 7), b_values = random_input(b_shape, 8);
+  const Tensor a = Tensor::from_vector<float>(a_values.values, a_shape);
+  const Tensor b = Tensor::from_vector<float>(b_values.values, b_shape);
+  const Tensor y = ops::matmul(a, b, transpose_a, transpose_b);
+  ASSERT_EQ(y.shape(), Shape({2, 3, 2}));
+  for (int64_t batch = 0; batch < 2; ++batch) {  // each batch is a @ b[batch]
+    const Shape matrix{b_shape[1], b_shape[2]};
+    const Tensor b_batch = ops::slice(b, {batch, 0, 0}, {1, b_shape[1], b_shape[2]}).reshape(matrix);
+    const Tensor y_batch = ops::slice(y, {batch, 0, 0}, {1, 3, 2}).reshape(Shape{3, 2});
+    EXPECT_EQ(ops::matmul(a, b_batch, transpose_a, transpose_b).to_vector<float>(), y_batch.to_vector<float>());
+  }
+  expect_gradients_match_finite_differences(
+      [&](const std::vector<Tensor>& x) { return ops::matmul(x[0], x[1], transpose_a, transpose_b); },
+      {a_values, b_values});
+}
+
 INSTANTIATE_TEST_SUITE_P(Transposes, MatmulGradient,
                          ::testing::Values(MatmulCase{false, false}, MatmulCase{false, true},
                                            MatmulCase{true, false}, MatmulCase{true, true}));

@@ -15,6 +15,7 @@
 #include <accel/ops.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -318,6 +319,20 @@ TEST(Keras3Files, TensorFlowLoadsAnAccelTrainedModel) {
   if (!verdict) GTEST_SKIP() << "no TensorFlow environment (bench/.venv-tensorflow)";
   EXPECT_EQ(verdict->status, 0) << verdict->output;
   EXPECT_NE(verdict->output.find("forward OK"), std::string::npos) << verdict->output;
+}
+
+// A Sequential's InputLayer keeps the name the file gave it (Keras 3's
+// "input_layer"), so that a TensorFlow file saves back as it was.
+TEST(Keras3Files, ASequentialKeepsItsInputLayersName) {
+  clear_session();
+  TemporaryFolder folder;
+  std::unique_ptr<Model> model = saving::load_model(golden("mlp.keras"));
+  saving::save_model(*model, folder.file("copy.keras"));
+  const nlohmann::json config =
+      nlohmann::json::parse(saving::read_zip_archive(folder.file("copy.keras")).at("config.json"));
+  const nlohmann::json& first = config["config"]["layers"][0];
+  EXPECT_EQ(first["class_name"], "InputLayer");
+  EXPECT_EQ(first["config"]["name"], "input_layer");
 }
 
 // Layers without weights of their own that reshape and join: Reshape (with

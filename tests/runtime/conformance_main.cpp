@@ -27,15 +27,20 @@ constexpr int kPluginDidNotLoad = 2;
 
 struct Arguments {
   std::vector<std::string> plugins;
+  std::vector<std::string> device_types;  // --device-type: only devices of these types
+  bool all_devices = false;               // --all-devices: the bundled devices too
   std::vector<char*> passed_on;  // argv for GoogleTest, program name first
   std::string error;
 };
 
 void print_usage(const char* program) {
   std::printf(
-      "Usage: %s [--plugin PATH | PATH]... [GoogleTest flags]\n"
+      "Usage: %s [--plugin PATH | PATH]... [--device-type TYPE]... [--all-devices] [GoogleTest flags]\n"
       "Runs every op of the op set on every device but the reference CPU:0 and compares it with the CPU plugin.\n"
-      "  --plugin PATH, PATH  a plugin file that must load (repeatable); ACCEL_PLUGIN_PATH entries must load too\n"
+      "  --plugin PATH, PATH  a plugin file that must load (repeatable); ACCEL_PLUGIN_PATH entries must load too.\n"
+      "                       With plugins named, only their devices are tested\n"
+      "  --device-type TYPE   only devices of this type, e.g. EXAMPLE or TPU (repeatable)\n"
+      "  --all-devices        every device, the bundled plugins' too (the default when no plugin is named)\n"
       "  ACCEL_CONFORMANCE_REQUIRE_DEVICE=TYPE  also fail unless a device of that type was tested\n\n",
       program);
 }
@@ -53,6 +58,14 @@ Arguments parse(int argc, char** argv) {
       arguments.plugins.emplace_back(argv[++index]);
     } else if (argument.starts_with("--plugin=")) {
       arguments.plugins.emplace_back(argument.substr(std::string_view("--plugin=").size()));
+    } else if (argument == "--device-type") {
+      if (index + 1 == argc) {
+        arguments.error = "--device-type needs a type (CPU, TPU, GPU, EXAMPLE, ...)";
+        return arguments;
+      }
+      arguments.device_types.emplace_back(argv[++index]);
+    } else if (argument == "--all-devices") {
+      arguments.all_devices = true;
     } else if (argument.starts_with("-")) {
       if (argument == "--help" || argument == "-h" || argument == "-?") print_usage(argv[0]);
       arguments.passed_on.push_back(argv[index]);  // GoogleTest's flags
@@ -110,6 +123,26 @@ int main(int argc, char** argv) {
                  skipped.path.c_str(), skipped.reason.c_str());
   }
   if (!failed.empty()) return kPluginDidNotLoad;
+
+  // Which devices the cases run on (conformance_test.cpp's params() reads these).
+  std::string types;
+  for (const std::string& type : arguments.device_types) types += (types.empty() ? "" : ",") + type;
+  if (!types.empty()) setenv("ACCEL_CONFORMANCE_DEVICE_TYPES", types.c_str(), 1);
+  if (!arguments.all_devices && arguments.device_types.empty()) {
+    std::string plugins;  // the named plugins (command line and ACCEL_PLUGIN_PATH), by name
+    for (const auto& plugin : accel::runtime::loaded_plugins()) {
+      bool named = false;
+      for (const std::string& path : arguments.plugins) named = named || resolved_path(path) == resolved_path(plugin.path);
+      for (const auto& location : accel::detail::default_plugin_locations()) {
+        if (!location.named_by_user) continue;
+        const std::filesystem::path where = resolved_path(location.path);
+        named = named || where == resolved_path(plugin.path) ||
+                (std::filesystem::is_directory(where) && resolved_path(plugin.path).parent_path() == where);
+      }
+      if (named) plugins += (plugins.empty() ? "" : ",") + plugin.name;
+    }
+    if (!plugins.empty()) setenv("ACCEL_CONFORMANCE_PLUGINS", plugins.c_str(), 1);
+  }
 
   int gtest_argc = static_cast<int>(arguments.passed_on.size());
   arguments.passed_on.push_back(nullptr);

@@ -25,12 +25,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "conformance_summary.hpp"
@@ -762,10 +764,37 @@ void PrintTo(const Param& param, std::ostream* stream) {
   *stream << param.device << " " << cases()[param.case_index].name;
 }
 
+// A comma-separated list from the environment, empty when unset.
+std::vector<std::string> listed(const char* variable) {
+  std::vector<std::string> items;
+  const char* value = std::getenv(variable);
+  for (std::string_view rest = value != nullptr ? value : ""; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    items.emplace_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return items;
+}
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
 std::vector<Param> params() {
+  // accel-conformance's filters (conformance_main.cpp): --device-type, and the named plugins' devices.
+  const std::vector<std::string> types = listed("ACCEL_CONFORMANCE_DEVICE_TYPES");
+  const std::vector<std::string> plugins = listed("ACCEL_CONFORMANCE_PLUGINS");
   std::vector<Param> result;
   for (const auto& device : config::list_logical_devices()) {
     if (device.name == reference_device().name()) continue;
+    if (!types.empty() && !contains(types, device.device_type)) continue;
+    if (!plugins.empty()) {
+      std::string plugin;
+      for (const auto& physical : config::list_physical_devices()) {
+        if (physical.name == device.physical_device) plugin = physical.plugin;
+      }
+      if (!contains(plugins, plugin)) continue;
+    }
     bool bf16 = false;
     for (const auto& physical : config::list_physical_devices()) {
       if (physical.name != device.physical_device) continue;

@@ -56,6 +56,8 @@ void print_devices() {
   for (const auto& device : config::list_physical_devices()) {
     std::printf("  %-24s %-5s %-10s %10s  %s\n", device.name.c_str(), device.device_type.c_str(),
                 device.plugin.c_str(), human_bytes(device.memory_bytes).c_str(), device.description.c_str());
+    // Every property the plugin reports (docs/plugin-guide.md section 5), one per line.
+    for (const auto& [key, value] : device.properties) std::printf("      %s: %s\n", key.c_str(), value.c_str());
   }
   std::printf("Logical devices:\n");
   for (const auto& device : runtime::planned_logical_devices()) {

@@ -19,9 +19,30 @@
 #include "launch_command.hpp"
 #endif
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
+
+namespace {
+
+// A command's result reaches its reader only if standard output took it: a
+// full disk, a closed pipe or /dev/full turn a successful command into a
+// failure that says so, instead of exit 0 with nothing written.
+int with_output_checked(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return code;
+  const int error = errno;
+  std::fprintf(stderr, "accel: error: writing standard output failed: %s\n",
+               error != 0 ? std::strerror(error) : "the stream is in a failed state");
+  return code == 0 ? 1 : code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"accel: run Keras-style models on plugin backends and compare them"};
@@ -54,15 +75,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : 2;
+    return with_output_checked(app.exit(error) == 0 ? 0 : 2);
   } catch (const accel::cli::ExitRequest& request) {
-    return request.code;
+    return with_output_checked(request.code);
   } catch (const accel::Error& error) {
     std::fprintf(stderr, "accel: %s error: %s\n", accel::status_code_name(error.code()), error.what());
-    return error.code() == accel::StatusCode::kInvalidArgument ? 2 : 1;
+    return with_output_checked(error.code() == accel::StatusCode::kInvalidArgument ? 2 : 1);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "accel: error: %s\n", error.what());
-    return 1;
+    return with_output_checked(1);
   }
-  return 0;
+  return with_output_checked(0);
 }

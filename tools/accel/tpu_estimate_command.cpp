@@ -284,7 +284,8 @@ void add_tpu_command(CLI::App& app) {
   estimate->add_option_function<std::string>(
       "--array", [request](const std::string& value) { request->array = value; }, "One MXU of RxC PEs, e.g. 32x32");
   estimate->add_option_function<std::string>(
-      "--dataflow", [request](const std::string& value) { request->dataflow = value; }, "ws, os or is");
+      "--dataflow", [request](const std::string& value) { request->dataflow = value; }, "ws, os or is")
+      ->check(CLI::IsMember({"ws", "os", "is"}));
   estimate->add_flag("--ideal-memory", request->ideal_memory, "No HBM bandwidth stalls");
   estimate->add_flag("--scalesim", request->scalesim, "SCALE-Sim v2 cycle conventions (implies ideal memory)");
   estimate->add_flag("--json", request->json, "Print one JSON object");
@@ -301,25 +302,27 @@ void add_tpu_command(CLI::App& app) {
   CLI::App* gemm = estimate->add_subcommand("gemm", "OUT[M x N] = IN[M x K] . W[K x N]");
   gemm->add_option("M N K", request->dims, "M = output rows, N = output columns, K = reduced dimension")
       ->expected(3)
-      ->required();
+      ->required()
+      ->check(CLI::PositiveNumber);
   gemm->callback([run] { run("gemm"); });
 
   CLI::App* conv = estimate->add_subcommand("conv2d", "NHWC convolution with K filters of R x S");
   conv->add_option("N H W C K R S", request->dims, "batch, height, width, channels, filters, kernel rows, columns")
       ->expected(7)
-      ->required();
-  conv->add_option("--stride", request->stride, "Stride in both dimensions")->capture_default_str();
-  conv->add_option("--padding", request->padding, "valid or same")->capture_default_str();
+      ->required()
+      ->check(CLI::PositiveNumber);
+  conv->add_option("--stride", request->stride, "Stride in both dimensions")->capture_default_str()->check(CLI::PositiveNumber);
+  conv->add_option("--padding", request->padding, "valid or same")->capture_default_str()->check(CLI::IsMember({"valid", "same"}));
   conv->callback([run] { run("conv2d"); });
 
   CLI::App* vector = estimate->add_subcommand("vector", "A vector-unit op over ELEMENTS fp32 values");
   vector->add_option("KIND", request->vector_kind, "elementwise, transcendental, reduction, softmax, sgd, momentum, adam")
       ->required();
-  vector->add_option("ELEMENTS", request->dims, "Number of elements")->expected(1)->required();
+  vector->add_option("ELEMENTS", request->dims, "Number of elements")->expected(1)->required()->check(CLI::PositiveNumber);
   vector->callback([run] { run("vector"); });
 
   CLI::App* all_reduce = estimate->add_subcommand("allreduce", "All-reduce of BYTES over the preset's chips");
-  all_reduce->add_option("BYTES", request->dims, "Bytes per replica")->expected(1)->required();
+  all_reduce->add_option("BYTES", request->dims, "Bytes per replica")->expected(1)->required()->check(CLI::PositiveNumber);
   all_reduce->add_flag("--megacore", request->megacore,
                        "A chip's TensorCores as one device (v4, v5p): no combining of the cores' partials");
   all_reduce->callback([run] { run("allreduce"); });
@@ -332,8 +335,9 @@ void add_tpu_command(CLI::App& app) {
                          "Bytes per chip: the gathered array (all_gather), the array (reduce_scatter, all_reduce), "
                          "the exchanged buffer (all_to_all)")
       ->expected(1)
-      ->required();
-  collective->add_option("--axis", request->axis, "Axis of interconnect.dims")->capture_default_str();
+      ->required()
+      ->check(CLI::PositiveNumber);
+  collective->add_option("--axis", request->axis, "Axis of interconnect.dims")->capture_default_str()->check(CLI::NonNegativeNumber);
   collective->callback([run] { run("collective"); });
 }
 

@@ -3,6 +3,8 @@
 #ifdef HAVE_ACCEL_EXPERIMENT
 #include <accel/config.hpp>
 #include <accel/error.hpp>
+#include <accel/experiment/source_node.hpp>
+#include <accel/input_file.hpp>
 #include <accel/experiment/experiment_error.hpp>
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/experiment/tpu_step_estimate.hpp>
@@ -36,11 +38,11 @@ namespace accel::cli {
 namespace {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw NotFoundError(path + ": no such file (expected an experiment YAML file or one with name: and model:)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_input_file(path, "--model", experiment::SourceLimits{}.max_bytes);
+  } catch (const NotFoundError&) {
+    throw NotFoundError(path + ": no such file (expected an experiment YAML file or one with name: and model:)");
+  }
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -382,23 +384,28 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
   auto request = std::make_shared<TpuModelEstimateRequest>();
   estimate.add_option("--model", request->file,
                       "An experiment file, or one with only name: and model: (then SGD on a mean squared error)");
-  estimate.add_option("--batch", request->batch, "--model: the global batch (default the file's data.batch, or 32)");
-  estimate.add_flag("--inference", request->inference, "--model: a predict step instead of a training step");
+  estimate.add_option("--batch", request->batch, "--model: the global batch (default the file's data.batch, or 32)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  CLI::Option* inference =
+      estimate.add_flag("--inference", request->inference, "--model: a predict step instead of a training step");
   estimate.add_flag("--training", [request](std::int64_t) { request->inference = false; },
-                    "--model: a training step (the default)");
+                    "--model: a training step (the default)")
+      ->excludes(inference);
   estimate.add_option("--run", request->run, "--model: which run of the file (default the first)");
-  estimate.add_option("--slice", request->slice,
-                      "--model: data-parallel under TPUStrategy on an emulated slice, e.g. v4-8 (4 chips, 8 cores)");
+  CLI::Option* slice = estimate.add_option(
+      "--slice", request->slice, "--model: data-parallel under TPUStrategy on an emulated slice, e.g. v4-8 (4 chips, 8 cores)");
   estimate.add_flag("--time-one-replica", request->one_replica,
                     "--model --slice: time one replica and add the slice's all-reduce instead of emulating every "
-                    "replica (the default above " + std::to_string(kLargestSliceRunWhole) + " devices)");
+                    "replica (the default above " + std::to_string(kLargestSliceRunWhole) + " devices)")
+      ->needs(slice);
   estimate.add_flag("--megacore", request->megacore,
                     "--model: a chip's two TensorCores as one device, on presets that have megacore (v4, v5p)");
   estimate.add_option("--model-set", request->file_overrides,
                       "--model: override a key of the file, as accel run --set, e.g. 'data.shape=[224, 224, 3]'");
   estimate.add_option("--values", request->values,
                       "--model: none (timing only, the default) or compute (also compute every tensor)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "compute"}));
   estimate.add_option("--sweep", request->sweep,
                       "--model: one estimate per value of a preset field, e.g. --sweep core.mxu.rows=64,128,256, "
                       "or of the slice (the chips): --sweep slice=v4-8,v4-16,v4-32");

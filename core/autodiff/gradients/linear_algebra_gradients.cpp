@@ -35,6 +35,7 @@ std::vector<Tensor> matmul_gradient(const GradientContext& context) {
     // d op_a(a) = dy @ op_b(b)^T
     const Tensor d_op_a = ops::matmul(dy, b, false, !transpose_b);
     da = transpose_a ? transpose_matrices(d_op_a) : d_op_a;
+    if (a.rank() == 2 && da.rank() > 2) da = sum_to_shape(da, a.shape());  // a matrix shared by b's batches
   }
   if (context.needs_input_gradient(1)) {
     // d op_b(b) = op_a(a)^T @ dy, and d b is its transpose when transpose_b:

@@ -223,6 +223,9 @@ struct Plot {
 };
 
 std::vector<Plot> plots(const ExperimentResults& results) {
+  std::vector<std::string> runs;
+  for (const RunResult& run : results.runs) runs.push_back(run.name);
+  const svg::RunColors one_color_per_run(runs);
   std::vector<Plot> list;
   auto add = [&](std::string id, std::string svg_text, std::string caption) {
     list.push_back({std::move(id), std::move(svg_text), std::move(caption)});

@@ -58,8 +58,12 @@ std::string bar_chart_svg(const BarChart& chart) {
   }
   double y = frame.plot_top() + 4;
   for (const BarGroup& group : chart.groups) {
-    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", frame.plot_left() - 6,
-                       y + group_height / 2 - 2, escape(group.label));
+    // A label longer than the margin holds is cut at its end, not its start
+    // (which would hide the op's name), and shown whole on hover.
+    const size_t room = static_cast<size_t>(std::max(8, (frame.left - 16) / 6));
+    const std::string shown = group.label.size() <= room ? group.label : group.label.substr(0, room - 1) + "\u2026";
+    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\"><title>{}</title>{}</text>",
+                       frame.plot_left() - 6, y + group_height / 2 - 2, escape(group.label), escape(shown));
     for (size_t index = 0; index < group.values.size(); ++index) {
       const auto& value = group.values[index];
       const double bar_y = y + bar_height * static_cast<double>(index);
@@ -69,7 +73,8 @@ std::string bar_chart_svg(const BarChart& chart) {
       out += fmt::format(
           "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
           "<title>{}: {}</title></rect><text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\">{}</text>",
-          start, bar_y, width, bar_height - 2, series_color(index), escape(group.label),
+          start, bar_y, width, bar_height - 2,
+          series_color(index < chart.series.size() ? chart.series[index] : std::string(), index), escape(group.label),
           escape(tick_label(*value)), start + width + 3, bar_y + bar_height - 4, escape(tick_label(*value)));
     }
     y += group_height;

@@ -38,6 +38,28 @@ const char* series_color(size_t index) {
   return palette[index % 8];
 }
 
+namespace {
+thread_local std::vector<std::string> run_order;
+}  // namespace
+
+RunColors::RunColors(std::vector<std::string> runs) : previous_(std::move(run_order)) { run_order = std::move(runs); }
+
+RunColors::~RunColors() { run_order = std::move(previous_); }
+
+const char* series_color(const std::string& series_name, size_t index) {
+  size_t best = run_order.size(), best_length = 0;
+  for (size_t run = 0; run < run_order.size(); ++run) {
+    const std::string& name = run_order[run];
+    const bool named = series_name == name ||
+                       (series_name.starts_with(name) && (series_name[name.size()] == ' ' || series_name[name.size()] == ':'));
+    if (named && name.size() > best_length) {
+      best = run;
+      best_length = name.size();
+    }
+  }
+  return series_color(best < run_order.size() ? best : index);
+}
+
 std::vector<double> linear_ticks(double min, double max, int count) {
   std::vector<double> ticks;
   if (!(max > min)) return {min};
@@ -139,7 +161,7 @@ std::string draw_legend(const Frame& frame, const std::vector<std::string>& name
     out += fmt::format(
         "<rect x=\"{0:.0f}\" y=\"{1}\" width=\"10\" height=\"10\" fill=\"{2}\"/>"
         "<text x=\"{3:.0f}\" y=\"{4}\">{5}</text>",
-        x, frame.plot_top() + 4, series_color(index), x + 14, frame.plot_top() + 13, escape(names[index]));
+        x, frame.plot_top() + 4, series_color(names[index], index), x + 14, frame.plot_top() + 13, escape(names[index]));
     x += 24 + 6.5 * static_cast<double>(names[index].size());
   }
   return out + "</g>";

@@ -35,6 +35,24 @@ struct Axis {
 std::string escape(const std::string& text);
 // The color of series `index` (a fixed, colorblind-friendly palette).
 const char* series_color(size_t index);
+
+// While one lives (on this thread), a series whose name is a run's name, or
+// starts with it ("tpu_v4 (/TPU:0)", "tpu_v4: step"), is drawn in that run's
+// color in every chart, so that a run keeps one color from plot to plot
+// whichever runs a plot leaves out. report.html holds one over its plots.
+class RunColors {
+ public:
+  explicit RunColors(std::vector<std::string> runs);
+  ~RunColors();
+  RunColors(const RunColors&) = delete;
+  RunColors& operator=(const RunColors&) = delete;
+
+ private:
+  std::vector<std::string> previous_;
+};
+
+// The color of a series: its run's (RunColors), else the palette's at `index`.
+const char* series_color(const std::string& series_name, size_t index);
 // About `count` round values covering [min, max].
 std::vector<double> linear_ticks(double min, double max, int count = 5);
 // Powers of ten covering [min, max] (both > 0).

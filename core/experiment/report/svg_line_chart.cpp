@@ -98,11 +98,11 @@ std::string line_chart_svg(const LineChart& chart) {
       path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x_axis.to_pixel(point.x), y_axis.to_pixel(point.y));
     }
     out += fmt::format("<path class=\"series\" data-series=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"/>",
-                       escape(series.name), path, series_color(index));
+                       escape(series.name), path, series_color(series.name, index));
     if (series.markers || points.size() == 1) {
       for (const Point& point : points) {
         out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", x_axis.to_pixel(point.x),
-                           y_axis.to_pixel(point.y), series_color(index));
+                           y_axis.to_pixel(point.y), series_color(series.name, index));
       }
     }
   }

@@ -54,16 +54,30 @@ std::string roofline_svg(const RooflineChart& chart) {
         "stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/>",
         escape(roof.name), x_axis.to_pixel(slope_start_x), y_axis.to_pixel(start_y), x_axis.to_pixel(ridge),
         y_axis.to_pixel(roof.peak_flops_per_second), x_axis.to_pixel(x_axis.max),
-        y_axis.to_pixel(roof.peak_flops_per_second), series_color(index));
+        y_axis.to_pixel(roof.peak_flops_per_second), series_color(roof.name, index));
   }
+  // Labels that would overlap one already drawn are left out (the point keeps
+  // its name on hover): crowded ops otherwise print over each other.
+  struct Box {
+    double left, top, right, bottom;
+  };
+  std::vector<Box> labels;
   for (const RooflinePoint& point : chart.points) {
     if (!(point.intensity > 0) || !(point.flops_per_second > 0)) continue;
     const double x = x_axis.to_pixel(point.intensity), y = y_axis.to_pixel(point.flops_per_second);
     out += fmt::format(
         "<circle class=\"op\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\"><title>{}: {} FLOP/byte, "
-        "{} FLOP/s</title></circle><text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#444\">{}</text>",
-        x, y, series_color(point.roof), escape(point.label), tick_label(point.intensity),
-        tick_label(point.flops_per_second), x + 5, y - 3, escape(point.label));
+        "{} FLOP/s</title></circle>",
+        x, y, series_color(chart.roofs[point.roof].name, point.roof), escape(point.label), tick_label(point.intensity),
+        tick_label(point.flops_per_second));
+    const Box box{x + 5, y - 12, x + 5 + 5.0 * static_cast<double>(point.label.size()), y};  // font-size 9: ~5 px a character
+    const bool overlaps = std::any_of(labels.begin(), labels.end(), [&](const Box& other) {
+      return box.left < other.right && other.left < box.right && box.top < other.bottom && other.top < box.bottom;
+    });
+    if (overlaps) continue;
+    labels.push_back(box);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" fill=\"#444\">{}</text>", x + 5, y - 3,
+                       escape(point.label));
   }
   out += draw_legend(frame, names);
   return out + "</svg>";

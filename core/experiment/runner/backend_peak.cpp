@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -90,6 +91,39 @@ BackendPeak backend_peak(const std::string& device_name) {
   }
   for (const std::string& source : sources) peak.source += (peak.source.empty() ? "" : "; ") + source;
   return peak;
+}
+
+void raise_to_the_runs_best(BackendPeak& peak, const RunResult& run) {
+  // Op summaries name devices short ("/CPU:0"); the roof may hold the full name.
+  const std::size_t marker = peak.device.rfind("device:");
+  const std::string device = marker == std::string::npos ? peak.device : "/" + peak.device.substr(marker + 7);
+  struct Best {
+    double rate = 0;
+    std::string op;
+  };
+  Best compute, traffic;
+  auto consider = [](Best& best, double rate, const std::string& op) {
+    if (std::isfinite(rate) && rate > best.rate) best = {rate, op};
+  };
+  for (const BenchmarkPoint& point : run.benchmark) {
+    if (point.seconds <= 0) continue;
+    consider(compute, point.flops / point.seconds, point.op);
+  }
+  constexpr double kShortestTimedSeconds = 1e-3;  // shorter totals are timer noise
+  for (const OpSummary& op : run.ops) {
+    if (op.seconds < kShortestTimedSeconds || op.device != device) continue;
+    consider(compute, op.flops / op.seconds, op.op);
+    consider(traffic, op.bytes / op.seconds, op.op);
+  }
+  auto raise = [&](std::optional<double>& roof, const Best& best, const char* what, const char* unit) {
+    if (best.rate <= 0 || (roof && *roof >= best.rate)) return;
+    peak.source += fmt::format("{}{} raised to the run's fastest op, {} at {:.4g} {} (above the {})",
+                               peak.source.empty() ? "" : "; ", what, best.op, best.rate, unit,
+                               roof ? fmt::format("{:.4g} {} first found", *roof, unit) : std::string("unknown roof"));
+    roof = best.rate;
+  };
+  raise(peak.peak_flops_per_second, compute, "peak compute", "FLOP/s");
+  raise(peak.bandwidth_bytes_per_second, traffic, "bandwidth", "bytes/s");
 }
 
 }  // namespace accel::experiment

@@ -15,4 +15,12 @@ namespace accel::experiment {
 // `device` is the logical device name the run uses ("/CPU:0").
 BackendPeak backend_peak(const std::string& device);
 
+// A roof is the rate the device's best kernel reaches: when an op of the run
+// (an op benchmark's point, or a training op timed over at least 1 ms in all)
+// computed or moved data faster than the roof, the roof is raised to that op's
+// rate and the source says so, so that no utilization exceeds 100 %. (A
+// measured roof is one 1024^3 matmul and one add, which a larger, warmer
+// kernel can beat.)
+void raise_to_the_runs_best(BackendPeak& peak, const RunResult& run);
+
 }  // namespace accel::experiment

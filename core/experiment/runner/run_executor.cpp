@@ -108,6 +108,7 @@ void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, Run
   if (emulator_core_of(device) >= 0) result.tpu_system_json = emulator_system_json();
   result.peak = backend_peak(device);
   result.benchmark = run_op_benchmark(*run.benchmark, device, options.interrupt);
+  raise_to_the_runs_best(result.peak, result);
   const bool interrupted = options.interrupt != nullptr && options.interrupt->load() &&
                            result.benchmark.size() < run.benchmark->sizes.size();
   result.status = interrupted ? RunStatus::kInterrupted : RunStatus::kCompleted;
@@ -209,6 +210,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
   result.profiled_first_step = recorder_options.first_profiled_step;
   result.profiled_steps = recorder->profiled_steps_done();
   result.ops = recorder->op_summaries();
+  raise_to_the_runs_best(result.peak, result);
   if (tpu_strategy != nullptr) record_tpu_steps(*tpu_strategy, result);
   output.trace = recorder->take_trace();
 

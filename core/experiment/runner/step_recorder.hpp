@@ -58,6 +58,7 @@ class StepRecorder final : public keras::Callback {
   Clock::time_point epoch_start_;
   Clock::time_point step_start_;
   std::optional<double> epoch_start_simulated_;
+  std::optional<double> step_start_simulated_;
   int epoch_ = 0;
   int64_t step_ = 0;
   int64_t steps_in_epoch_ = 0;

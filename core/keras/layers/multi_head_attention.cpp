@@ -46,7 +46,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t key_dim, Multi
     throw InvalidArgumentError(where() + "dropout must be in [0, 1), got " + std::to_string(options_.dropout));
   }
   // Named after this layer so that it takes no name of Keras's counters.
-  if (options_.dropout > 0.0) dropout_ = std::make_unique<Dropout>(options_.dropout, DropoutOptions{.name = name() + "/dropout"});
+  if (options_.dropout > 0.0) dropout_ = std::make_unique<Dropout>(options_.dropout, DropoutOptions{.name = name() + "_dropout"});
 }
 
 std::string MultiHeadAttention::where() const { return "MultiHeadAttention '" + name() + "': "; }

@@ -230,9 +230,11 @@ class ConfigReader {
   std::unique_ptr<Model> sequential(const json& config) {
     std::vector<std::shared_ptr<Layer>> layers;
     std::optional<LayerShape> batch_shape;
+    std::string input_name;
     for (const json& entry : config.value("layers", json::array())) {
       if (entry.value("class_name", "") == "InputLayer") {
         batch_shape = input_shape(entry.value("config", json::object()));
+        input_name = entry.value("config", json::object()).value("name", std::string());
         continue;
       }
       layers.push_back(layer(entry));
@@ -241,6 +243,7 @@ class ConfigReader {
       batch_shape = shape_of(config["build_input_shape"]);
     }
     auto model = std::make_unique<Sequential>(std::move(layers), config.value("name", std::string()));
+    if (!input_name.empty()) model->set_input_name(input_name);  // kept, so that the file saves back as it was
     if (config.contains("dtype")) {
       try {
         if (const std::optional<DTypePolicy> policy = read_dtype_policy(config["dtype"])) model->set_dtype_policy(*policy);

@@ -4,6 +4,7 @@
 // start at 0, follow each other without gap or overlap, match their shapes,
 // and end where the file ends).
 #include <accel/error.hpp>
+#include <accel/input_file.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,13 @@
 #include "safetensors_dtypes.hpp"
 
 namespace accel::keras::saving {
+namespace {
+
+// The largest weights file read whole into memory (1 TiB: a bound, not a model size).
+constexpr uint64_t kMaxSafetensorsFileBytes = uint64_t{1} << 40;
+
+}  // namespace
+
 namespace {
 
 // The reference reader refuses headers above 100 MB.
@@ -167,17 +175,8 @@ SafetensorsContents parse_safetensors(std::string_view bytes, const std::string&
 }
 
 SafetensorsContents read_safetensors_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    const int error = errno;
-    const std::string reason = std::strerror(error);
-    if (error == ENOENT) throw NotFoundError("safetensors file '" + path + "': " + reason);
-    throw InvalidArgumentError("safetensors file '" + path + "' cannot be opened: " + reason);
-  }
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  if (file.bad()) throw InternalError("safetensors file '" + path + "': reading failed");
-  return parse_safetensors(bytes.str(), path);
+  // Checked by kind and size before it is opened (a FIFO, a device, a folder).
+  return parse_safetensors(read_input_file(path, "safetensors file", kMaxSafetensorsFileBytes), path);
 }
 
 }  // namespace accel::keras::saving

@@ -18,6 +18,10 @@ class Sequential : public Model {
   explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {}, std::string name = "");
 
   void add(std::shared_ptr<Layer> layer);
+  // The name of the InputLayer that building makes (a Keras 3 file's
+  // `keras.Input(name=...)`, "input_layer" by default there); unset, Keras 2's
+  // "<first layer>_input". Set before the model is built.
+  void set_input_name(std::string name) { input_name_ = std::move(name); }
   // The layers as added (Keras leaves the InputLayer out of Sequential.layers).
   const std::vector<std::shared_ptr<Layer>>& layers() const override { return layers_; }
 
@@ -29,6 +33,7 @@ class Sequential : public Model {
 
  private:
   std::vector<std::shared_ptr<Layer>> layers_;
+  std::string input_name_;
 };
 
 }  // namespace accel::keras
