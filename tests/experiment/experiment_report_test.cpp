@@ -12,7 +12,9 @@
 
 #include "report/svg_bar_chart.hpp"
 #include "report/svg_line_chart.hpp"
+#include "report/svg_canvas.hpp"
 #include "report/svg_roofline.hpp"
+#include "runner/backend_peak.hpp"
 
 #include "synthetic_results.hpp"
 
@@ -141,6 +143,50 @@ TEST(Headline, UsesEachRunsClockAndTheFirstRunAsTheBase) {
   EXPECT_NEAR(*rows[1].examples_per_second, 64 / 0.0003, 1e-6);
   EXPECT_EQ(*rows[0].final_accuracy, 0.83);
   EXPECT_FALSE(rows[2].step_seconds);
+}
+
+// An emulated run whose steps carry their simulated time: the headline step is
+// the mean of the steps after the first (a compiled run's first step also
+// traces), not the timeline over every step.
+TEST(Headline, AnEmulatedRunsStepLeavesOutTheFirstStep) {
+  ExperimentResults results = two_runs(4);
+  RunResult& emulated = results.runs[1];
+  ASSERT_TRUE(emulated.emulator);
+  const std::vector<double> simulated{0.010, 0.002, 0.002, 0.004};  // the first traced
+  for (size_t step = 0; step < emulated.steps.size(); ++step) emulated.steps[step].simulated_seconds = simulated[step];
+  const auto rows = headline_rows(results);
+  EXPECT_NEAR(*rows[1].step_seconds, (0.002 + 0.002 + 0.004) / 3, 1e-12);
+}
+
+// A roof below what an op of the run reached is raised to that op, so that no
+// utilization exceeds 100 %; an op timed over less than 1 ms does not count.
+TEST(BackendPeak, ARoofIsTheRateTheRunsBestOpReached) {
+  RunResult run;
+  run.peak.device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  run.peak.peak_flops_per_second = 86e9;
+  run.peak.bandwidth_bytes_per_second = 10e9;
+  run.peak.source = "peak compute: measured";
+  run.ops.push_back({"MatMul", "matmul", "/CPU:0", kMeasuredWall, 10, 0.01, 2.05e9, 1e7});  // 205 GFLOP/s
+  run.ops.push_back({"Add", "elementwise", "/CPU:0", kMeasuredWall, 1000, 1e-4, 1e6, 1e9});   // too short
+  run.ops.push_back({"Relu", "elementwise", "/TPU:0", kMeasuredWall, 10, 0.01, 1e15, 1e15});  // another device
+  raise_to_the_runs_best(run.peak, run);
+  EXPECT_DOUBLE_EQ(*run.peak.peak_flops_per_second, 2.05e11);
+  EXPECT_DOUBLE_EQ(*run.peak.bandwidth_bytes_per_second, 10e9);  // 1e9 bytes/s stays under it
+  EXPECT_NE(run.peak.source.find("raised to the run's fastest op, MatMul"), std::string::npos) << run.peak.source;
+}
+
+// A run keeps one color from plot to plot, whichever runs a plot leaves out,
+// and a bar label too long for the margin is cut at its end, whole on hover.
+TEST(SvgCharts, ARunKeepsItsColorAndLongLabelsKeepTheirStart) {
+  const svg::RunColors colors({"cpu", "tpu_v4"});
+  svg::BarChart only_tpu{"mxu", "MXU", "%", {"tpu_v4"}, {{"Conv2D", {50.0}}}, false};
+  EXPECT_NE(svg::bar_chart_svg(only_tpu).find(svg::series_color(1)), std::string::npos);  // tpu_v4's, not the first
+  EXPECT_STREQ(svg::series_color("tpu_v4 (/TPU:0)", 0), svg::series_color(1));
+  EXPECT_STREQ(svg::series_color("other", 3), svg::series_color(3));
+  const std::string label = "Fusion(MUL+DIV+LESS_EQUAL+SELECT+GREATER_EQUAL+SELECT+MUL+ADD+SUB+MUL+ADD+SUB+MUL)";
+  svg::BarChart long_label{"hbm", "HBM", "bytes", {"tpu_v4"}, {{label, {1e6}}}, true};
+  const std::string text = svg::bar_chart_svg(long_label);
+  EXPECT_NE(text.find("<title>" + svg::escape(label) + "</title>Fusion(MUL"), std::string::npos) << text;
 }
 
 // The emulator's energy: per step beside the simulated time per step in the
