@@ -1,4 +1,5 @@
-// The TensorFlow CNN tutorial's model on Fashion-MNIST in accel:
+// "The tutorial CNN" of docs/PERFORMANCE.md on Fashion-MNIST in accel (54,410
+// parameters; configs/quickstart.yaml's fashion_cnn is another, two-convolution model):
 // Conv2D(32, 3x3, relu) on 28x28x1 -> MaxPooling2D(2) -> Flatten ->
 // Dense(10, softmax), Adam, sparse categorical cross-entropy, batch 32.
 //
