@@ -46,6 +46,16 @@ keras::Margins2D margins_or(const KerasObject& layer, const std::string& key, in
   return {std::pair{ints.at(0), ints.at(1)}, std::pair{ints.at(2), ints.at(3)}};
 }
 
+// The arguments every kernel layer takes (weight_arguments() in the schema):
+// activation, use_bias and the two initializers.
+template <typename Options>
+void set_kernel_options(const KerasObject& layer, Options& options) {
+  options.activation = text_or(layer, "activation", "linear");
+  options.use_bias = bool_or(layer, "use_bias", true);
+  options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+}
+
 std::shared_ptr<keras::Layer> make_convolution(const KerasObject& layer, const std::string& name) {
   const std::string& kind = layer.name;
   const std::array<int32_t, 2> kernel_size = pair_or(layer, "kernel_size", {3, 3});
@@ -55,10 +65,7 @@ std::shared_ptr<keras::Layer> make_convolution(const KerasObject& layer, const s
     options.padding = text_or(layer, "padding", "valid");
     options.dilation_rate = pair_or(layer, "dilation_rate", {1, 1});
     options.groups = int_or(layer, "groups", 1);
-    options.activation = text_or(layer, "activation", "linear");
-    options.use_bias = bool_or(layer, "use_bias", true);
-    options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
-    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+    set_kernel_options(layer, options);
     options.name = name;
     return std::make_shared<keras::Conv2D>(set_argument(layer, "filters")->as_int(), kernel_size, options);
   }
@@ -94,10 +101,7 @@ std::shared_ptr<keras::Layer> make_convolution(const KerasObject& layer, const s
   options.padding = text_or(layer, "padding", "valid");
   if (const Value* output_padding = set_argument(layer, "output_padding")) options.output_padding = pair_of(*output_padding);
   options.dilation_rate = pair_or(layer, "dilation_rate", {1, 1});
-  options.activation = text_or(layer, "activation", "linear");
-  options.use_bias = bool_or(layer, "use_bias", true);
-  options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
-  options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+  set_kernel_options(layer, options);
   options.name = name;
   return std::make_shared<keras::Conv2DTranspose>(set_argument(layer, "filters")->as_int(), kernel_size, options);
 }
@@ -194,10 +198,7 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
     options.padding = text_or(layer, "padding", "valid");
     options.dilation_rate = static_cast<int32_t>(int_or(layer, "dilation_rate", 1));
     options.groups = int_or(layer, "groups", 1);
-    options.activation = text_or(layer, "activation", "linear");
-    options.use_bias = bool_or(layer, "use_bias", true);
-    options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
-    options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
+    set_kernel_options(layer, options);
     options.name = name;
     return std::make_shared<keras::Conv1D>(set_argument(layer, "filters")->as_int(),
                                            static_cast<int32_t>(set_argument(layer, "kernel_size")->as_int()), options);

@@ -173,6 +173,17 @@ double read_learning_rate(Arguments& arguments, double fallback) {
   return rate.get<double>();
 }
 
+// Adam's and AdamW's shared arguments (AdamW adds weight_decay).
+template <typename Options>
+void read_adam_arguments(Arguments& arguments, Options& options) {
+  options.learning_rate = read_learning_rate(arguments, 0.001);
+  options.beta_1 = arguments.number("beta_1", options.beta_1);
+  options.beta_2 = arguments.number("beta_2", options.beta_2);
+  options.epsilon = arguments.number("epsilon", options.epsilon);
+  arguments.require("amsgrad", false);
+  options.clipping = read_clipping(arguments);
+}
+
 std::shared_ptr<Optimizer> optimizer_from(const json& object) {
   if (object.is_string()) return get_optimizer(object.get<std::string>());
   const std::string class_name = object.value("class_name", "");
@@ -188,23 +199,13 @@ std::shared_ptr<Optimizer> optimizer_from(const json& object) {
     optimizer = std::make_shared<LossScaleOptimizer>(std::move(inner), options);
   } else if (class_name == "Adam") {
     AdamOptions options;
-    options.learning_rate = read_learning_rate(arguments, 0.001);
-    options.beta_1 = arguments.number("beta_1", options.beta_1);
-    options.beta_2 = arguments.number("beta_2", options.beta_2);
-    options.epsilon = arguments.number("epsilon", options.epsilon);
-    arguments.require("amsgrad", false);
+    read_adam_arguments(arguments, options);
     arguments.require("weight_decay", nullptr);
-    options.clipping = read_clipping(arguments);
     optimizer = std::make_shared<Adam>(options);
   } else if (class_name == "AdamW") {
     AdamWOptions options;
-    options.learning_rate = read_learning_rate(arguments, 0.001);
     options.weight_decay = arguments.number("weight_decay", options.weight_decay);
-    options.beta_1 = arguments.number("beta_1", options.beta_1);
-    options.beta_2 = arguments.number("beta_2", options.beta_2);
-    options.epsilon = arguments.number("epsilon", options.epsilon);
-    arguments.require("amsgrad", false);
-    options.clipping = read_clipping(arguments);
+    read_adam_arguments(arguments, options);
     optimizer = std::make_shared<AdamW>(options);
   } else if (class_name == "SGD") {
     SGDOptions options;

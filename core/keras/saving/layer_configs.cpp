@@ -112,6 +112,28 @@ LayerCodec global_pooling_codec() {
           }};
 }
 
+// The keys every convolution writes and reads alike: activation, use_bias,
+// the two initializers, and regularizers and constraints that must be null.
+template <typename Options>
+void add_kernel_config(json& config, const Options& options, const Layer& layer) {
+  config["activation"] = options.activation;
+  config["use_bias"] = options.use_bias;
+  config["kernel_initializer"] = initializer_config(options.kernel_initializer, layer);
+  config["bias_initializer"] = initializer_config(options.bias_initializer, layer);
+  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                                 "bias_constraint"});
+}
+
+template <typename Options>
+void read_kernel_config(LayerArguments& arguments, Options& options) {
+  options.activation = arguments.text("activation", options.activation);
+  options.use_bias = arguments.boolean("use_bias", options.use_bias);
+  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
+  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
+  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                              "bias_constraint", "lora_rank"});
+}
+
 json dense_config(const Dense& dense) {
   json config{{"units", dense.units()},
               {"activation", dense.options().activation},
@@ -145,13 +167,8 @@ json conv2d_config(const Conv2D& conv) {
               {"padding", options.padding},
               {"data_format", "channels_last"},
               {"dilation_rate", pair_json(options.dilation_rate)},
-              {"groups", options.groups},
-              {"activation", options.activation},
-              {"use_bias", options.use_bias},
-              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
-              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
-  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                                 "kernel_constraint", "bias_constraint"});
+              {"groups", options.groups}};
+  add_kernel_config(config, options, conv);
   return config;
 }
 
@@ -165,12 +182,7 @@ std::shared_ptr<Layer> conv2d_from(LayerArguments& arguments) {
   require_channels_last(arguments);
   options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
   options.groups = arguments.integer("groups", options.groups);
-  options.activation = arguments.text("activation", options.activation);
-  options.use_bias = arguments.boolean("use_bias", options.use_bias);
-  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
-  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
-  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                              "bias_constraint", "lora_rank"});
+  read_kernel_config(arguments, options);
   options.name = arguments.layer_name();
   return std::make_shared<Conv2D>(filters, kernel_size, options);
 }
@@ -313,13 +325,8 @@ json conv1d_config(const Conv1D& conv) {
               {"padding", options.padding},
               {"data_format", "channels_last"},
               {"dilation_rate", json::array({options.dilation_rate})},
-              {"groups", options.groups},
-              {"activation", options.activation},
-              {"use_bias", options.use_bias},
-              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
-              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
-  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                                 "kernel_constraint", "bias_constraint"});
+              {"groups", options.groups}};
+  add_kernel_config(config, options, conv);
   return config;
 }
 
@@ -333,12 +340,7 @@ std::shared_ptr<Layer> conv1d_from(LayerArguments& arguments) {
   require_channels_last(arguments);
   options.dilation_rate = single(arguments, "dilation_rate", options.dilation_rate);
   options.groups = arguments.integer("groups", options.groups);
-  options.activation = arguments.text("activation", options.activation);
-  options.use_bias = arguments.boolean("use_bias", options.use_bias);
-  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
-  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
-  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                              "bias_constraint", "lora_rank"});
+  read_kernel_config(arguments, options);
   options.name = arguments.layer_name();
   return std::make_shared<Conv1D>(filters, kernel_size, options);
 }
@@ -386,13 +388,8 @@ json conv2d_transpose_config(const Conv2DTranspose& conv) {
               {"padding", options.padding},
               {"output_padding", options.output_padding ? pair_json(*options.output_padding) : json(nullptr)},
               {"data_format", "channels_last"},
-              {"dilation_rate", pair_json(options.dilation_rate)},
-              {"activation", options.activation},
-              {"use_bias", options.use_bias},
-              {"kernel_initializer", initializer_config(options.kernel_initializer, conv)},
-              {"bias_initializer", initializer_config(options.bias_initializer, conv)}};
-  add_null_regularizers(config, {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                                 "kernel_constraint", "bias_constraint"});
+              {"dilation_rate", pair_json(options.dilation_rate)}};
+  add_kernel_config(config, options, conv);
   return config;
 }
 
@@ -406,12 +403,7 @@ std::shared_ptr<Layer> conv2d_transpose_from(LayerArguments& arguments) {
   options.output_padding = arguments.optional_pair("output_padding");
   require_channels_last(arguments);
   options.dilation_rate = arguments.pair("dilation_rate", options.dilation_rate);
-  options.activation = arguments.text("activation", options.activation);
-  options.use_bias = arguments.boolean("use_bias", options.use_bias);
-  options.kernel_initializer = arguments.initializer("kernel_initializer", options.kernel_initializer);
-  options.bias_initializer = arguments.initializer("bias_initializer", options.bias_initializer);
-  require_neutral(arguments, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                              "bias_constraint"});
+  read_kernel_config(arguments, options);
   options.name = arguments.layer_name();
   return std::make_shared<Conv2DTranspose>(filters, kernel_size, options);
 }
