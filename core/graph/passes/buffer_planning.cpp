@@ -57,36 +57,38 @@ std::map<detail::LogicalDevice*, uint64_t> place_buffers(std::vector<Buffer>& bu
   for (size_t index = 0; index < order.size(); ++index) order[index] = index;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
   std::map<detail::LogicalDevice*, uint64_t> arena_bytes;
-  std::vector<size_t> placed;
+  // The placed buffers of each device in offset order, so that the gaps
+  // between those overlapping a new buffer's lifetime are found in one pass,
+  // without collecting and sorting them for every buffer, and the pass stops
+  // at a gap of exactly the buffer's size (no smaller gap can hold it).
+  std::map<detail::LogicalDevice*, std::vector<size_t>> placed_by_offset;
   for (size_t index : order) {
     Buffer& buffer = buffers[index];
     arena_bytes.try_emplace(buffer.device, 0);
     if (buffer.bytes == 0) continue;
-    std::vector<std::pair<int64_t, uint64_t>> taken;  // (offset, bytes) of the overlapping ones
-    for (size_t other : placed) {
-      const Buffer& neighbour = buffers[other];
-      if (neighbour.device == buffer.device && lifetimes_overlap(neighbour, buffer)) {
-        taken.emplace_back(neighbour.offset, neighbour.bytes);
-      }
-    }
-    std::sort(taken.begin(), taken.end());
+    std::vector<size_t>& placed = placed_by_offset[buffer.device];
     uint64_t previous_end = 0;
     int64_t best_offset = -1;
     uint64_t best_gap = 0;
-    for (const auto& [offset, bytes] : taken) {
-      if (static_cast<uint64_t>(offset) > previous_end) {
-        const uint64_t gap = static_cast<uint64_t>(offset) - previous_end;
+    for (size_t other : placed) {
+      const Buffer& neighbour = buffers[other];
+      if (!lifetimes_overlap(neighbour, buffer)) continue;
+      if (static_cast<uint64_t>(neighbour.offset) > previous_end) {
+        const uint64_t gap = static_cast<uint64_t>(neighbour.offset) - previous_end;
         if (gap >= buffer.bytes && (best_offset < 0 || gap < best_gap)) {
           best_offset = static_cast<int64_t>(previous_end);
           best_gap = gap;
+          if (gap == buffer.bytes) break;
         }
       }
-      previous_end = std::max(previous_end, static_cast<uint64_t>(offset) + bytes);
+      previous_end = std::max(previous_end, static_cast<uint64_t>(neighbour.offset) + neighbour.bytes);
     }
     buffer.offset = best_offset >= 0 ? best_offset : static_cast<int64_t>(previous_end);
     uint64_t& size = arena_bytes[buffer.device];
     size = std::max(size, static_cast<uint64_t>(buffer.offset) + buffer.bytes);
-    placed.push_back(index);
+    const auto position = std::upper_bound(placed.begin(), placed.end(), buffer.offset,
+                                           [&](int64_t offset, size_t other) { return offset < buffers[other].offset; });
+    placed.insert(position, index);
   }
   return arena_bytes;
 }
