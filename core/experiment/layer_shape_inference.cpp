@@ -140,7 +140,7 @@ class ShapeWalker {
       need_rank(3, "[batch, length, features]");
       return input();
     }
-    if (name == "batch_normalization" || name == "layer_normalization") {
+    if (name == "batch_normalization" || name == "layer_normalization" || name == "rms_normalization") {
       need_rank_at_least(2, "[batch, ..., features]");
       const Value* axis_value = written(layer_, "axis");
       const std::int64_t axis = axis_value != nullptr ? axis_value->as_int() : -1;

@@ -17,6 +17,7 @@ const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>>& bui
       {"resnet_small_28x28", [] { return resnet_small_28x28(); }},
       {"vit_fashion_mnist", [] { return vit_fashion_mnist(); }},
       {"transformer_encoder_classifier", [] { return transformer_encoder_classifier(); }},
+      {"decoder_language_model", [] { return decoder_language_model(); }},
   };
   return table;
 }

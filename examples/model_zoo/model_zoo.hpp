@@ -61,6 +61,22 @@ struct TransformerEncoderOptions {
 // blocks, global average pooling over the sequence, Dense softmax.
 std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEncoderOptions& options = {});
 
+struct DecoderLanguageModelOptions {
+  int64_t vocabulary = 256;  // bytes
+  int64_t sequence_length = 64;
+  int64_t dim = 64;
+  int64_t heads = 4;
+  int64_t feed_forward = 256;
+  int64_t blocks = 2;
+};
+
+// A decoder-only language model: token embeddings plus a learned position
+// embedding, `blocks` pre-norm blocks (RMSNormalization, causal self-attention,
+// a GELU MLP, residual adds), a final RMSNormalization and logits over the
+// vocabulary at every position (the next token's; separate from the embedding).
+// int32 [sequence_length] -> float32 [sequence_length, vocabulary].
+std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options = {});
+
 // The names of the models above, and one built by name with its defaults
 // (NotFoundError for another name, listing these).
 const std::vector<std::string>& model_names();

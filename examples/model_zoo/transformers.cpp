@@ -1,7 +1,9 @@
 // The Transformers of the zoo: a small Vision Transformer over image patches
 // (pre-norm blocks) and a Transformer encoder over token ids (post-norm
 // blocks, as the original Transformer and Keras's text-classification
-// example), both without a class token: global average pooling feeds the head.
+// example), both without a class token: global average pooling feeds the
+// head; and a decoder-only language model (pre-norm RMSNormalization blocks
+// with causal self-attention, logits at every position).
 #include "model_zoo.hpp"
 
 #include <accel/error.hpp>
@@ -12,6 +14,7 @@
 #include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/layers/position_embedding.hpp>
 #include <accel/keras/layers/reshape.hpp>
+#include <accel/keras/layers/rms_normalization.hpp>
 
 #include <string>
 
@@ -27,13 +30,18 @@ KerasTensor layer_norm(const KerasTensor& x, const std::string& name) {
       keras::LayerNormalizationOptions{.epsilon = kLayerNormEpsilon, .name = name}))(x);
 }
 
-KerasTensor self_attention(const KerasTensor& x, int64_t dim, int64_t heads, const std::string& name) {
+KerasTensor self_attention(const KerasTensor& x, int64_t dim, int64_t heads, const std::string& name,
+                           bool causal = false) {
   if (dim % heads != 0) {
     throw InvalidArgumentError("dim " + std::to_string(dim) + " is not a multiple of heads " + std::to_string(heads));
   }
   auto attention =
       std::make_shared<keras::MultiHeadAttention>(heads, dim / heads, keras::MultiHeadAttentionOptions{.name = name});
-  return (*attention)(x, x);
+  return (*attention)(x, x, {.use_causal_mask = causal});
+}
+
+KerasTensor rms_norm(const KerasTensor& x, const std::string& name) {
+  return (*std::make_shared<keras::RMSNormalization>(keras::RMSNormalizationOptions{.name = name}))(x);
 }
 
 KerasTensor dense(const KerasTensor& x, int64_t units, const std::string& activation, const std::string& name) {
@@ -99,6 +107,26 @@ std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEn
   }
   return std::make_shared<keras::Model>(inputs, average_pool_and_classify(x, options.classes),
                                         "transformer_encoder_classifier");
+}
+
+std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options) {
+  const KerasTensor inputs =
+      keras::Input({options.sequence_length}, keras::InputOptions{.name = "tokens", .dtype = DType::kInt32});
+  KerasTensor x = (*std::make_shared<keras::Embedding>(options.vocabulary, options.dim,
+                                                       keras::EmbeddingOptions{.name = "token_embedding"}))(inputs);
+  x = position_embedding(x);
+  for (int64_t index = 1; index <= options.blocks; ++index) {
+    const std::string name = "block" + std::to_string(index);
+    KerasTensor y = self_attention(rms_norm(x, name + "_norm1"), options.dim, options.heads, name + "_attention",
+                                   /*causal=*/true);
+    x = add(x, y, name + "_add1");
+    y = dense(rms_norm(x, name + "_norm2"), options.feed_forward, "gelu", name + "_mlp_in");
+    y = dense(y, options.dim, "linear", name + "_mlp_out");
+    x = add(x, y, name + "_add2");
+  }
+  x = rms_norm(x, "final_norm");
+  return std::make_shared<keras::Model>(inputs, dense(x, options.vocabulary, "linear", "logits"),
+                                        "decoder_language_model");
 }
 
 }  // namespace accel::model_zoo

@@ -180,6 +180,7 @@ model:
       - global_average_pooling2d: {name: global_average, inputs: image}
       - batch_normalization: {name: batch_norm, momentum: 0.9, inputs: image}
       - layer_normalization: {name: layer_norm, axis: 1, epsilon: 1.0e-6, inputs: image}
+      - rms_normalization: {name: rms_norm, epsilon: 1.0e-5, inputs: image}
       - flatten: {name: flat, inputs: image}
       - reshape: {name: sequence, target_shape: [-1, 3], inputs: image}
       - permute: {name: permuted, dims: [2, 1], inputs: sequence}
@@ -208,7 +209,7 @@ model:
       - embedding: {name: embedded, input_dim: 10, output_dim: 4, inputs: ids}
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
     outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
-              upsampled, global_max, batch_norm, layer_norm, flat, permuted, repeated, attention, joined, difference,
+              upsampled, global_max, batch_norm, layer_norm, rms_norm, flat, permuted, repeated, attention, joined, difference,
               product, mean, largest, smallest, softmax_rows, positioned, prelu]
 data: {source: synthetic}
 training: {optimizer: adam, loss: mse}

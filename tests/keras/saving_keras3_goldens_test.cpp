@@ -9,6 +9,7 @@
 #include <accel/keras/layers.hpp>
 #include <accel/keras/losses.hpp>
 #include <accel/keras/model.hpp>
+#include <accel/keras/optimizers.hpp>
 #include <accel/keras/saving/keras_file.hpp>
 #include <accel/keras/saving/safetensors.hpp>
 #include <accel/keras/sequential.hpp>
@@ -66,7 +67,10 @@ TEST_P(Keras3GoldensTest, LoadedModelComputesWhatTensorFlowComputed) {
   const auto forward = saving::read_safetensors_file(golden(name + "_forward.safetensors"));
   const Tensor x = tensor_named(forward, "x");
   const Tensor y = tensor_named(forward, "y");
-  EXPECT_LE(max_abs_difference((*model)(x, /*training=*/false), y), 1e-6f) << name;
+  // float32 round-off relative to the outputs (the decoder's logits reach ~5).
+  float largest = 1.0f;
+  for (float value : y.to_vector<float>()) largest = std::max(largest, std::abs(value));
+  EXPECT_LE(max_abs_difference((*model)(x, /*training=*/false), y), 1e-6f * largest) << name;
 }
 
 TEST_P(Keras3GoldensTest, SavedAndReloadedModelIsTheSameModel) {
@@ -113,11 +117,12 @@ TEST_P(Keras3GoldensTest, TensorFlowLoadsTheModelAccelWrites) {
 // two axes); shaping: Permute, RepeatVector and the global poolings;
 // convolutions: DepthwiseConv2D, PReLU, Conv2DTranspose, Cropping2D,
 // UpSampling2D, Conv1D (causal, strided); transformer: Embedding,
-// MultiHeadAttention (self, causal, cross with a key), LayerNormalization
+// MultiHeadAttention (self, causal, cross with a key), LayerNormalization;
+// decoder: a decoder-only LM with RMSNormalization and a causal attention
 // (tools/keras_goldens/make_merge_goldens.py).
 INSTANTIATE_TEST_SUITE_P(Models, Keras3GoldensTest,
                          ::testing::Values("mlp", "cnn", "functional", "merges", "activations", "shaping",
-                                           "convolutions", "transformer"));
+                                           "convolutions", "transformer", "decoder"));
 
 // TensorFlow's CPU convolutions are oneDNN's direct kernels; accel's CPU
 // plugin runs 3x3 ones with 16+ channels as Winograd by default, which
@@ -187,7 +192,11 @@ class Keras3LayerTrainingTest : public Keras3TrainingTest {};
 TEST_P(Keras3LayerTrainingTest, TenAdamStepsFollowTensorFlowsLosses) {
   const std::string name = GetParam();
   std::unique_ptr<Model> model = saving::load_model(golden(name + ".keras"));
-  model->compile("adam", std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
+  // The decoder trains with SGD(0.1) (an Embedding under Adam differs on TensorFlow: docs/keras.md).
+  const OptimizerArgument optimizer =
+      name == "decoder" ? OptimizerArgument(std::make_shared<SGD>(SGDOptions{.learning_rate = 0.1}))
+                        : OptimizerArgument("adam");
+  model->compile(optimizer, std::make_shared<SparseCategoricalCrossentropy>(CrossentropyOptions{.from_logits = true}));
   const auto training = saving::read_safetensors_file(golden(name + "_train.safetensors"));
   const Tensor batches = tensor_named(training, "x");
   const Tensor labels = tensor_named(training, "labels");
@@ -207,7 +216,8 @@ TEST_P(Keras3LayerTrainingTest, TenAdamStepsFollowTensorFlowsLosses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(LayerModels, Keras3LayerTrainingTest, ::testing::Values("convolutions", "transformer"));
+INSTANTIATE_TEST_SUITE_P(LayerModels, Keras3LayerTrainingTest,
+                         ::testing::Values("convolutions", "transformer", "decoder"));
 
 // Training resumed across TensorFlow and accel with the optimizer's state:
 // TensorFlow trained the merges model 5 steps and saved it (compile_config,

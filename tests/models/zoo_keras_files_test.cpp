@@ -74,7 +74,7 @@ TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
 // as the custom layer tools/keras_goldens/zoo_models.py registers.
 INSTANTIATE_TEST_SUITE_P(Models, ZooKerasFilesTest,
                          ::testing::Values("resnet_small_28x28", "resnet18", "vit_fashion_mnist",
-                                           "transformer_encoder_classifier"));
+                                           "transformer_encoder_classifier", "decoder_language_model"));
 
 }  // namespace
 }  // namespace accel::model_zoo

@@ -15,6 +15,8 @@ reads them like mlp, cnn and functional):
 - convolutions: DepthwiseConv2D, PReLU (shared over the image axes and
   not), Conv2DTranspose, Cropping2D, UpSampling2D, and Conv1D with "causal"
   and strided "valid" padding over a sequence;
+- decoder: a small decoder-only LM (RMSNormalization, causal self-attention,
+  GELU MLP, logits per position), trained with SGD;
 - transformer: Embedding of int32 tokens, self-attention, a causal
   attention with its own value size and output size and no biases, a
   cross-attention given its key by keyword, LayerNormalization and Dense
@@ -151,6 +153,30 @@ def build_transformer():
     return classifier(tokens, pooled, "transformer")
 
 
+def build_decoder():
+    """A small decoder-only language model: token embeddings, two pre-norm
+    blocks (RMSNormalization, causal self-attention, a GELU MLP, residual adds),
+    a final RMSNormalization and logits over the vocabulary at every position;
+    SGD, as Keras on TensorFlow hands Adam an Embedding's gradient per
+    occurrence (docs/keras.md, differences)."""
+    fresh_session()
+    tokens = keras.Input((12,), dtype="int32", name="tokens")
+    x = layers.Embedding(40, 16, name="token_embedding")(tokens)
+    for block in (1, 2):
+        h = layers.RMSNormalization(name=f"block{block}_norm1")(x)
+        h = layers.MultiHeadAttention(4, 4, name=f"block{block}_attention")(h, h, use_causal_mask=True)
+        x = layers.Add(name=f"block{block}_add1")([x, h])
+        h = layers.RMSNormalization(epsilon=1e-5, name=f"block{block}_norm2")(x)
+        h = layers.Dense(32, activation="gelu", name=f"block{block}_mlp_in")(h)
+        h = layers.Dense(16, name=f"block{block}_mlp_out")(h)
+        x = layers.Add(name=f"block{block}_add2")([x, h])
+    x = layers.RMSNormalization(name="final_norm")(x)
+    model = keras.Model(tokens, layers.Dense(40, name="logits")(x), name="decoder")
+    model.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
 def perturb(model, rng):
     for weight in model.weights:
         weight.assign(weight.numpy() + 0.2 * rng.standard_normal(weight.shape).astype(np.float32))
@@ -168,13 +194,13 @@ def write(name, model, x):
     print(f"{name}.keras:", [layer.__class__.__name__ for layer in model.layers])
 
 
-def write_training(name, model, batches, labels):
+def write_training(name, model, batches, labels, optimizer="Adam(1e-3)"):
     losses = [float(model.train_on_batch(x, y)) for x, y in zip(batches, labels)]
     safetensors_numpy.write_file(os.path.join(OUT, f"{name}_train.safetensors"),
                                  {"x": batches, "labels": labels, "losses": np.array(losses, np.float32)},
                                  {"tensorflow_version": tf.__version__, "keras_version": keras.__version__,
                                   "generator": "tools/keras_goldens/make_merge_goldens.py", "model": name,
-                                  "call": "losses[i] = model.train_on_batch(x[i], labels[i]), Adam(1e-3)"})
+                                  "call": f"losses[i] = model.train_on_batch(x[i], labels[i]), {optimizer}"})
     print(f"{name} losses:", losses)
 
 
@@ -229,6 +255,11 @@ def main():
                    rng.integers(0, 3, (10, 8)).astype(np.int32))
     for name, make_optimizer in RESUME_OPTIMIZERS.items():
         write_resume(name, make_optimizer, rng)
+    decoder = build_decoder()
+    perturb(decoder, rng)
+    write("decoder", decoder, rng.integers(0, 40, (6, 12)).astype(np.int32))
+    sequences = rng.integers(0, 40, (10, 8, 13)).astype(np.int32)  # inputs and their next tokens
+    write_training("decoder", decoder, sequences[..., :-1].copy(), sequences[..., 1:].copy(), "SGD(0.1)")
 
 
 if __name__ == "__main__":

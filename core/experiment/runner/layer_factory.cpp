@@ -256,6 +256,13 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
     options.name = name;
     return std::make_shared<keras::LayerNormalization>(options);
   }
+  if (kind == "rms_normalization") {
+    keras::RMSNormalizationOptions options;
+    options.axis = {static_cast<int32_t>(int_or(layer, "axis", -1))};
+    options.epsilon = number_or(layer, "epsilon", 1e-6);
+    options.name = name;
+    return std::make_shared<keras::RMSNormalization>(options);
+  }
   if (kind == "embedding") {
     keras::EmbeddingOptions options;
     options.embeddings_initializer =

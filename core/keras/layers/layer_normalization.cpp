@@ -7,8 +7,8 @@
 #include <accel/ops.hpp>
 
 #include "../utils/cast_to.hpp"
+#include "normalized_axes.hpp"
 
-#include <set>
 
 namespace accel::keras {
 
@@ -25,53 +25,17 @@ LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
 }
 
 void LayerNormalization::build_weights(const LayerShape& input_shape) {
-  const auto rank = static_cast<int32_t>(input_shape.size());
-  std::vector<int32_t> axes;
-  std::set<int32_t> seen;
-  for (const int32_t requested : options_.axis) {
-    const int32_t axis = requested < 0 ? requested + rank : requested;
-    if (axis < 0 || axis >= rank) {
-      throw InvalidArgumentError("LayerNormalization '" + name() + "': axis " + std::to_string(requested) +
-                                 " is out of range for the input " + format_layer_shape(input_shape));
-    }
-    if (!seen.insert(axis).second) {
-      throw InvalidArgumentError("LayerNormalization '" + name() + "': duplicate axis " + std::to_string(requested));
-    }
-    if (input_shape[static_cast<size_t>(axis)] <= 0) {
-      throw InvalidArgumentError("LayerNormalization '" + name() + "': axis " + std::to_string(requested) +
-                                 " of the input " + format_layer_shape(input_shape) +
-                                 " must have a known size (gamma and beta take it)");
-    }
-    axes.push_back(axis);
-  }
-  axes_ = axes;
-
-  // As Keras: the parameters take the axes' sizes in the order given, and a
-  // reshape (not a transpose) lays them out along the input's axes.
-  std::vector<int64_t> parameter_dims;
-  std::vector<int64_t> broadcast_dims(static_cast<size_t>(rank), 1);
-  for (const int32_t axis : axes_) {
-    parameter_dims.push_back(input_shape[static_cast<size_t>(axis)]);
-    broadcast_dims[static_cast<size_t>(axis)] = input_shape[static_cast<size_t>(axis)];
-  }
-  broadcast_shape_ = Shape(broadcast_dims);
-  const Shape parameter_shape(parameter_dims);
-  if (options_.scale) gamma_ = add_weight("gamma", parameter_shape, *options_.gamma_initializer);
-  if (options_.center) beta_ = add_weight("beta", parameter_shape, *options_.beta_initializer);
+  const normalized_axes::Resolved resolved =
+      normalized_axes::resolve(options_.axis, input_shape, "LayerNormalization '" + name() + "'");
+  axes_ = resolved.axes;
+  broadcast_shape_ = resolved.broadcast_shape;
+  if (options_.scale) gamma_ = add_weight("gamma", resolved.parameter_shape, *options_.gamma_initializer);
+  if (options_.center) beta_ = add_weight("beta", resolved.parameter_shape, *options_.beta_initializer);
 }
 
 Tensor LayerNormalization::call(const Tensor& given_inputs, bool) {
-  if (given_inputs.shape().rank() != broadcast_shape_.rank()) {
-    throw InvalidArgumentError("LayerNormalization '" + name() + "' was built for inputs of rank " +
-                               std::to_string(broadcast_shape_.rank()) + ", got " + given_inputs.shape().to_string());
-  }
-  for (const int32_t axis : axes_) {
-    if (given_inputs.shape()[axis] != broadcast_shape_[axis]) {
-      throw InvalidArgumentError("LayerNormalization '" + name() + "': axis " + std::to_string(axis) +
-                                 " was built with size " + std::to_string(broadcast_shape_[axis]) + ", got input " +
-                                 given_inputs.shape().to_string());
-    }
-  }
+  normalized_axes::check_input({axes_, Shape(), broadcast_shape_}, given_inputs.shape(),
+                               "LayerNormalization '" + name() + "'");
   // As Keras 3: computed in float32 at least (inputs are not autocast: a
   // float32 input is not rounded first), the output cast to the compute dtype.
   const DType dtype = is_floating(given_inputs.dtype()) ? DType::kFloat32 : given_inputs.dtype();

@@ -430,6 +430,20 @@ std::optional<Margins2D> margins_from(LayerArguments& arguments, const std::stri
   arguments.fail("argument '" + key + "' is " + value.dump() + ", expected an int, a pair or a pair of pairs");
 }
 
+// LayerNormalization's and RMSNormalization's axis: an int or a list of ints.
+std::optional<std::vector<int32_t>> normalized_axes_from(LayerArguments& arguments) {
+  const json axis = arguments.raw("axis");
+  if (axis.is_null()) return std::nullopt;
+  if (axis.is_number_integer()) return std::vector<int32_t>{axis.get<int32_t>()};
+  std::vector<int32_t> axes;
+  if (!axis.is_array() || axis.empty()) arguments.fail("argument 'axis' is " + axis.dump() + ", expected an int or a list of ints");
+  for (const json& item : axis) {
+    if (!item.is_number_integer()) arguments.fail("argument 'axis' is " + axis.dump() + ", expected integers");
+    axes.push_back(item.get<int32_t>());
+  }
+  return axes;
+}
+
 json layer_normalization_config(const LayerNormalization& layer) {
   const LayerNormalizationOptions& options = layer.options();
   json config{{"axis", options.axis},
@@ -445,18 +459,7 @@ json layer_normalization_config(const LayerNormalization& layer) {
 
 std::shared_ptr<Layer> layer_normalization_from(LayerArguments& arguments) {
   LayerNormalizationOptions options;
-  const json axis = arguments.raw("axis");
-  if (axis.is_number_integer()) {
-    options.axis = {axis.get<int32_t>()};
-  } else if (axis.is_array() && !axis.empty()) {
-    options.axis.clear();
-    for (const json& item : axis) {
-      if (!item.is_number_integer()) arguments.fail("argument 'axis' is " + axis.dump() + ", expected integers");
-      options.axis.push_back(item.get<int32_t>());
-    }
-  } else if (!axis.is_null()) {
-    arguments.fail("argument 'axis' is " + axis.dump() + ", expected an int or a list of ints");
-  }
+  if (std::optional<std::vector<int32_t>> axes = normalized_axes_from(arguments)) options.axis = *axes;
   options.epsilon = arguments.number("epsilon", options.epsilon);
   options.center = arguments.boolean("center", options.center);
   options.scale = arguments.boolean("scale", options.scale);
@@ -617,6 +620,19 @@ const std::map<std::string, LayerCodec>& codecs() {
       {"LayerNormalization",
        {[](const Layer& layer) { return layer_normalization_config(static_cast<const LayerNormalization&>(layer)); },
         layer_normalization_from}},
+      {"RMSNormalization",
+       {[](const Layer& layer) {
+          const RMSNormalizationOptions& options = static_cast<const RMSNormalization&>(layer).options();
+          return json{{"axis", options.axis.size() == 1 ? json(options.axis.front()) : json(options.axis)},
+                      {"epsilon", options.epsilon}};
+        },
+        [](LayerArguments& arguments) -> std::shared_ptr<Layer> {
+          RMSNormalizationOptions options;
+          if (std::optional<std::vector<int32_t>> axes = normalized_axes_from(arguments)) options.axis = *axes;
+          options.epsilon = arguments.number("epsilon", options.epsilon);
+          options.name = arguments.layer_name();
+          return std::make_shared<RMSNormalization>(options);
+        }}},
       {"Embedding",
        {[](const Layer& layer) { return embedding_config(static_cast<const Embedding&>(layer)); }, embedding_from}},
       {"MultiHeadAttention",

@@ -36,6 +36,7 @@
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
 #include <accel/keras/layers/rescaling.hpp>
+#include <accel/keras/layers/rms_normalization.hpp>
 #include <accel/keras/layers/separable_conv2d.hpp>
 #include <accel/keras/layers/subtract.hpp>
 #include <accel/keras/layers/up_sampling2d.hpp>
