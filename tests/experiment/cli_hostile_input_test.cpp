@@ -70,6 +70,10 @@ TEST(HostileInput, OptionValuesOutOfRangeNameTheOption) {
   expect_refused(accel("tpu estimate vector adam -5"), "ELEMENTS");
   expect_refused(accel("tpu estimate --dataflow xy gemm 8 8 8"), "--dataflow");
   expect_refused(accel("tpu estimate collective all_gather 4096 --axis -1"), "--axis");
+  // A swept value out of range names the sweep and the field, once.
+  const testing::CommandResult sweep = accel("tpu estimate --model " + model + " --sweep core.mxu.rows=0,64");
+  expect_refused(sweep, "--sweep core.mxu.rows=0: override 'core.mxu.rows=0'");
+  EXPECT_EQ(sweep.output.find("accel tpu estimate:"), sweep.output.rfind("accel tpu estimate:")) << sweep.output;
 }
 
 TEST(HostileInput, ContradictingOptionsAreRefusedNamingBoth) {

@@ -243,7 +243,12 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
     const int status = ::pclose(pipe);
     const nlohmann::json point = nlohmann::json::parse(output, nullptr, false);
     if (status != 0 || point.is_discarded()) {
-      err << fmt::format("accel tpu estimate: {}={}: {}", key, value, output);
+      // The child's message already says "accel tpu estimate: ..."; name the swept value before it once.
+      constexpr std::string_view kPrefix = "accel tpu estimate: ";
+      const std::string_view reason = std::string_view(output).starts_with(kPrefix)
+                                          ? std::string_view(output).substr(kPrefix.size())
+                                          : std::string_view(output);
+      err << fmt::format("accel tpu estimate: --sweep {}={}: {}", key, value, reason);
       return 2;
     }
     points.push_back({{"value", value},
