@@ -6,6 +6,8 @@
 #include <accel/keras/optimizers.hpp>
 #include <accel/log.hpp>
 
+#include "layer_arguments.hpp"
+
 #include <variant>
 
 namespace accel::keras::saving {
@@ -109,98 +111,61 @@ std::optional<json> loss_config(const Loss& loss) {
 
 // ---- reading ----
 
-// A config's arguments, each taken once; what accel cannot honour is a reason not to compile.
-class Arguments {
- public:
-  Arguments(const json& config, std::string what) : config_(config), what_(std::move(what)) {}
+// An optimizer's or a loss's config: LayerArguments, named as what it is.
+// (It reads the config in place: `object` must outlive it.)
+LayerArguments arguments_of(const json& object, const char* kind, const std::string& source) {
+  static const json no_config = json::object();
+  const auto config = object.find("config");
+  return LayerArguments(config != object.end() ? *config : no_config, object.value("class_name", ""), source, kind);
+}
 
-  json take(const std::string& key) {
-    taken_.insert(key);
-    return config_.contains(key) ? config_[key] : json(nullptr);
-  }
-  double number(const std::string& key, double fallback) {
-    const json value = take(key);
-    if (value.is_null()) return fallback;
-    if (!value.is_number()) refuse("'" + key + "' is " + value.dump() + ", not a number");
-    return value.get<double>();
-  }
-  std::optional<double> optional_number(const std::string& key) {
-    const json value = take(key);
-    if (value.is_null()) return std::nullopt;
-    return number(key, 0.0);
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    const json value = take(key);
-    if (value.is_null()) return fallback;
-    if (!value.is_boolean()) refuse("'" + key + "' is " + value.dump() + ", not a boolean");
-    return value.get<bool>();
-  }
-  // Accepted only with Keras's neutral value (or absent).
-  void require(const std::string& key, const json& neutral) {
-    const json value = take(key);
-    if (!value.is_null() && value != neutral) refuse("'" + key + "' = " + value.dump() + " is not supported");
-  }
-  void finish() const {
-    for (const auto& [key, value] : config_.items()) {
-      if (!taken_.contains(key)) refuse("it has the argument '" + key + "', which accel does not have");
-    }
-  }
-  [[noreturn]] void refuse(const std::string& why) const { throw UnimplementedError(what_ + ": " + why); }
-
- private:
-  const json& config_;
-  std::string what_;
-  std::set<std::string> taken_;
-};
-
-GradientClipping read_clipping(Arguments& arguments) {
+GradientClipping read_clipping(LayerArguments& arguments) {
   GradientClipping clipping;
   clipping.clipnorm = arguments.optional_number("clipnorm");
   clipping.global_clipnorm = arguments.optional_number("global_clipnorm");
   clipping.clipvalue = arguments.optional_number("clipvalue");
-  arguments.require("use_ema", false);
-  arguments.take("ema_momentum");  // used only with use_ema
-  arguments.require("ema_overwrite_frequency", nullptr);
-  arguments.require("loss_scale_factor", nullptr);
-  arguments.require("gradient_accumulation_steps", nullptr);
+  arguments.require("use_ema", false, "accel keeps no moving average of the weights");
+  arguments.ignore("ema_momentum");  // used only with use_ema
+  arguments.require("ema_overwrite_frequency", nullptr, "accel keeps no moving average of the weights");
+  arguments.require("loss_scale_factor", nullptr, "accel scales losses with a LossScaleOptimizer");
+  arguments.require("gradient_accumulation_steps", nullptr, "accel applies every step's gradients");
   return clipping;
 }
 
-double read_learning_rate(Arguments& arguments, double fallback) {
-  const json rate = arguments.take("learning_rate");
+double read_learning_rate(LayerArguments& arguments, double fallback) {
+  const json rate = arguments.raw("learning_rate");
   if (rate.is_null()) return fallback;
-  if (!rate.is_number()) arguments.refuse("a learning-rate schedule (" + rate.dump().substr(0, 80) + ") is not read");
+  if (!rate.is_number()) arguments.fail("a learning-rate schedule (" + rate.dump().substr(0, 80) + ") is not read");
   return rate.get<double>();
 }
 
 // Adam's and AdamW's shared arguments (AdamW adds weight_decay).
 template <typename Options>
-void read_adam_arguments(Arguments& arguments, Options& options) {
+void read_adam_arguments(LayerArguments& arguments, Options& options) {
   options.learning_rate = read_learning_rate(arguments, 0.001);
   options.beta_1 = arguments.number("beta_1", options.beta_1);
   options.beta_2 = arguments.number("beta_2", options.beta_2);
   options.epsilon = arguments.number("epsilon", options.epsilon);
-  arguments.require("amsgrad", false);
+  arguments.require("amsgrad", false, "accel's Adam has no AMSGrad");
   options.clipping = read_clipping(arguments);
 }
 
-std::shared_ptr<Optimizer> optimizer_from(const json& object) {
+std::shared_ptr<Optimizer> optimizer_from(const json& object, const std::string& source) {
   if (object.is_string()) return get_optimizer(object.get<std::string>());
-  const std::string class_name = object.value("class_name", "");
-  const json config = object.value("config", json::object());
-  Arguments arguments(config, "optimizer " + class_name);
-  arguments.take("name");  // Keras 3's snake-case names; accel keeps its class's
+  LayerArguments arguments = arguments_of(object, "optimizer", source);
+  const std::string& class_name = arguments.class_name();  // its name: Keras 3's snake case; accel keeps its class's
+  const char* no_decay = "accel decays weights in AdamW only";
   std::shared_ptr<Optimizer> optimizer;
   if (class_name == "LossScaleOptimizer") {
-    std::shared_ptr<Optimizer> inner = optimizer_from(arguments.take("inner_optimizer"));
+    std::shared_ptr<Optimizer> inner = optimizer_from(arguments.raw("inner_optimizer"), source);
     LossScaleOptimizerOptions options;
     options.initial_scale = arguments.number("initial_scale", options.initial_scale);
-    options.dynamic_growth_steps = static_cast<int64_t>(arguments.number("dynamic_growth_steps", 2000));
+    options.dynamic_growth_steps = arguments.integer("dynamic_growth_steps", options.dynamic_growth_steps);
     optimizer = std::make_shared<LossScaleOptimizer>(std::move(inner), options);
   } else if (class_name == "Adam") {
     AdamOptions options;
     read_adam_arguments(arguments, options);
-    arguments.require("weight_decay", nullptr);
+    arguments.require("weight_decay", nullptr, no_decay);
     optimizer = std::make_shared<Adam>(options);
   } else if (class_name == "AdamW") {
     AdamWOptions options;
@@ -212,7 +177,7 @@ std::shared_ptr<Optimizer> optimizer_from(const json& object) {
     options.learning_rate = read_learning_rate(arguments, 0.01);
     options.momentum = arguments.number("momentum", options.momentum);
     options.nesterov = arguments.boolean("nesterov", options.nesterov);
-    arguments.require("weight_decay", nullptr);
+    arguments.require("weight_decay", nullptr, no_decay);
     options.clipping = read_clipping(arguments);
     optimizer = std::make_shared<SGD>(options);
   } else if (class_name == "RMSprop") {
@@ -222,55 +187,51 @@ std::shared_ptr<Optimizer> optimizer_from(const json& object) {
     options.momentum = arguments.number("momentum", options.momentum);
     options.epsilon = arguments.number("epsilon", options.epsilon);
     options.centered = arguments.boolean("centered", options.centered);
-    arguments.require("weight_decay", nullptr);
+    arguments.require("weight_decay", nullptr, no_decay);
     options.clipping = read_clipping(arguments);
     optimizer = std::make_shared<RMSprop>(options);
   } else {
-    throw UnimplementedError("optimizer " + class_name + " is not one accel has (Adam, AdamW, SGD, RMSprop, "
-                             "LossScaleOptimizer)");
+    arguments.fail("not an optimizer accel has (Adam, AdamW, SGD, RMSprop, LossScaleOptimizer)");
   }
   arguments.finish();
   return optimizer;
 }
 
-Reduction reduction_from(Arguments& arguments) {
-  const json value = arguments.take("reduction");
+Reduction reduction_from(LayerArguments& arguments) {
+  const json value = arguments.raw("reduction");
   if (value.is_null() || value == "sum_over_batch_size" || value == "auto") return Reduction::kSumOverBatchSize;
   if (value == "sum") return Reduction::kSum;
   if (value == "none") return Reduction::kNone;
-  arguments.refuse("reduction " + value.dump() + " is not one accel has");
+  arguments.fail("reduction " + value.dump() + " is not one accel has");
 }
 
-std::shared_ptr<Loss> loss_from(const json& object) {
+std::shared_ptr<Loss> loss_from(const json& object, const std::string& source) {
   if (object.is_string()) return get_loss(object.get<std::string>());
-  const std::string class_name = object.value("class_name", "");
-  const json config = object.value("config", json::object());
-  Arguments arguments(config, "loss " + class_name);
-  const json name = arguments.take("name");
+  LayerArguments arguments = arguments_of(object, "loss", source);
+  const std::string& class_name = arguments.class_name();
   std::shared_ptr<Loss> loss;
   if (class_name == "SparseCategoricalCrossentropy" || class_name == "CategoricalCrossentropy" ||
       class_name == "BinaryCrossentropy") {
     CrossentropyOptions options;
     options.reduction = reduction_from(arguments);
     options.from_logits = arguments.boolean("from_logits", false);
-    if (name.is_string()) options.name = name.get<std::string>();
+    options.name = arguments.layer_name();
     if (class_name == "SparseCategoricalCrossentropy") {
-      arguments.require("ignore_class", nullptr);
+      arguments.require("ignore_class", nullptr, "accel's labels have no ignored class");
       loss = std::make_shared<SparseCategoricalCrossentropy>(options);
     } else {
       options.label_smoothing = arguments.number("label_smoothing", 0.0);
-      arguments.require("axis", -1);
+      arguments.require("axis", -1, "accel's classes are on the last axis");
       loss = class_name == "CategoricalCrossentropy" ? std::shared_ptr<Loss>(std::make_shared<CategoricalCrossentropy>(options))
                                                      : std::make_shared<BinaryCrossentropy>(options);
     }
   } else if (class_name == "MeanSquaredError") {
     RegressionLossOptions options;
     options.reduction = reduction_from(arguments);
-    if (name.is_string()) options.name = name.get<std::string>();
+    options.name = arguments.layer_name();
     loss = std::make_shared<MeanSquaredError>(options);
   } else {
-    throw UnimplementedError("loss " + class_name + " is not one accel reads (the three crossentropies, "
-                             "MeanSquaredError)");
+    arguments.fail("not a loss accel reads (the three crossentropies, MeanSquaredError)");
   }
   arguments.finish();
   return loss;
@@ -304,14 +265,14 @@ std::optional<json> compile_config(const Model& model) {
 
 void compile_from_config(Model& model, const json& config, const std::string& source) {
   try {
-    if (!config.is_object()) throw UnimplementedError("compile_config is " + config.dump().substr(0, 80));
-    Arguments arguments(config, "compile_config");
-    std::shared_ptr<Optimizer> optimizer = optimizer_from(arguments.take("optimizer"));
-    std::shared_ptr<Loss> loss = loss_from(arguments.take("loss"));
-    arguments.require("loss_weights", nullptr);
-    arguments.require("weighted_metrics", nullptr);
+    if (!config.is_object()) throw InvalidArgumentError("compile_config is " + config.dump().substr(0, 80));
+    LayerArguments arguments(config, "compile_config", source, "compile_config");
+    std::shared_ptr<Optimizer> optimizer = optimizer_from(arguments.raw("optimizer"), source);
+    std::shared_ptr<Loss> loss = loss_from(arguments.raw("loss"), source);
+    arguments.require("loss_weights", nullptr, "accel trains one output with one loss");
+    arguments.require("weighted_metrics", nullptr, "accel's metrics are unweighted");
     std::vector<MetricArgument> metrics;
-    const json metric_list = arguments.take("metrics");
+    const json metric_list = arguments.raw("metrics");
     if (metric_list.is_array()) {
       for (const json& metric : metric_list) {
         if (metric.is_string()) {
@@ -319,21 +280,24 @@ void compile_from_config(Model& model, const json& config, const std::string& so
         } else if (metric.is_object() && metric.contains("config") && metric["config"].contains("name")) {
           metrics.emplace_back(metric["config"]["name"].get<std::string>());  // accel's metric of that name
         } else {
-          arguments.refuse("metric " + metric.dump().substr(0, 80) + " is not read");
+          arguments.fail("metric " + metric.dump().substr(0, 80) + " is not read");
         }
       }
     }
-    arguments.take("run_eagerly");
+    arguments.ignore("run_eagerly");
     CompileOptions options;
-    options.steps_per_execution = static_cast<int64_t>(arguments.number("steps_per_execution", 1));
-    const json jit_compile = arguments.take("jit_compile");
-    options.jit_compile = jit_compile.is_boolean() && jit_compile.get<bool>();  // Keras's "auto" compiles where it can
-    if (jit_compile == "auto") options.jit_compile = true;
-    arguments.take("auto_scale_loss");
+    options.steps_per_execution = arguments.integer("steps_per_execution", options.steps_per_execution);
+    const json jit_compile = arguments.raw("jit_compile");
+    // Keras's "auto" compiles where it can, as accel's compiled steps do.
+    options.jit_compile = jit_compile == true || jit_compile == "auto";
+    arguments.ignore("auto_scale_loss");
     arguments.finish();
     model.compile(optimizer, loss, metrics, options);
   } catch (const Error& error) {
-    log::warning(source + ": model '" + model.name() + "' loads uncompiled (compile it yourself): " + error.what());
+    // The arguments' errors name the file already; the others (an unknown metric) get it here.
+    const std::string what = error.what();
+    log::warning("model '" + model.name() + "' loads uncompiled (compile it yourself): " +
+                 (what.starts_with(source) ? what : source + ": " + what));
   } catch (const json::exception& error) {
     log::warning(source + ": model '" + model.name() + "' loads uncompiled: malformed compile_config: " + error.what());
   }

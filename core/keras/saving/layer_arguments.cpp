@@ -24,8 +24,9 @@ std::optional<DTypePolicy> read_dtype_policy(const nlohmann::json& dtype) {
   }
 }
 
-LayerArguments::LayerArguments(const nlohmann::json& config, std::string class_name, std::string source)
-    : config_(config), class_name_(std::move(class_name)), source_(std::move(source)) {
+LayerArguments::LayerArguments(const nlohmann::json& config, std::string class_name, std::string source,
+                               std::string kind)
+    : config_(config), class_name_(std::move(class_name)), source_(std::move(source)), kind_(std::move(kind)) {
   if (!config_.is_object()) fail("its \"config\" is not an object");
   if (const nlohmann::json* name = take("name"); name != nullptr && name->is_string()) {
     layer_name_ = name->get<std::string>();
@@ -47,7 +48,7 @@ const nlohmann::json* LayerArguments::take(const std::string& key) {
 }
 
 void LayerArguments::fail(const std::string& what) const {
-  throw InvalidArgumentError(source_ + ": layer '" + layer_name_ + "' (" + class_name_ + "): " + what);
+  throw InvalidArgumentError(source_ + ": " + kind_ + " '" + layer_name_ + "' (" + class_name_ + "): " + what);
 }
 
 int64_t LayerArguments::integer(const std::string& key, int64_t fallback) {
@@ -69,6 +70,13 @@ bool LayerArguments::boolean(const std::string& key, bool fallback) {
   if (value == nullptr) return fallback;
   if (!value->is_boolean()) fail("argument '" + key + "' is " + value->dump() + ", expected true or false");
   return value->get<bool>();
+}
+
+std::optional<double> LayerArguments::optional_number(const std::string& key) {
+  const nlohmann::json* value = take(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  if (!value->is_number()) fail("argument '" + key + "' is " + value->dump() + ", expected null or a number");
+  return value->get<double>();
 }
 
 std::string LayerArguments::text(const std::string& key, const std::string& fallback) {

@@ -1,4 +1,6 @@
-// Internal: one layer's config from a Keras 3 config.json, read strictly.
+// Internal: one layer's config from a Keras 3 config.json, read strictly
+// (and, named as such in messages, the other Keras objects of a file: an
+// optimizer's or a loss's config in compile_config).
 // Each argument accel understands is taken once; an argument left over at the
 // end, or one whose value accel cannot honour (a regularizer, a constraint,
 // channels_first), is an error naming the file, the layer and the argument,
@@ -24,8 +26,9 @@ std::optional<DTypePolicy> read_dtype_policy(const nlohmann::json& dtype);
 
 class LayerArguments {
  public:
-  // `config` is the layer's "config" object; `source` the file.
-  LayerArguments(const nlohmann::json& config, std::string class_name, std::string source);
+  // `config` is the layer's "config" object; `source` the file; `kind` what
+  // the object is, for messages ("layer", "optimizer", "loss").
+  LayerArguments(const nlohmann::json& config, std::string class_name, std::string source, std::string kind = "layer");
 
   const std::string& layer_name() const noexcept { return layer_name_; }
   const std::string& class_name() const noexcept { return class_name_; }
@@ -42,6 +45,8 @@ class LayerArguments {
   std::array<int32_t, 2> pair(const std::string& key, std::array<int32_t, 2> fallback);
   // Like pair, but null stays nullopt (pooling strides).
   std::optional<std::array<int32_t, 2>> optional_pair(const std::string& key);
+  // Like number, but absent or null stays nullopt (an optimizer's clipnorm).
+  std::optional<double> optional_number(const std::string& key);
   // A shape with null (or -1, as Reshape's target_shape may hold) for unknown axes.
   std::vector<int64_t> shape(const std::string& key);
   // Like shape, but absent or null stays nullopt.
@@ -70,6 +75,7 @@ class LayerArguments {
   const nlohmann::json& config_;
   std::string class_name_;
   std::string source_;
+  std::string kind_;
   std::string layer_name_;
   std::optional<DTypePolicy> dtype_policy_;
   std::set<std::string> taken_;
