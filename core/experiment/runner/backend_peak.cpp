@@ -1,5 +1,7 @@
 #include "backend_peak.hpp"
 
+#include "device_setup.hpp"
+
 #include <accel/config.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
@@ -94,9 +96,7 @@ BackendPeak backend_peak(const std::string& device_name) {
 }
 
 void raise_to_the_runs_best(BackendPeak& peak, const RunResult& run) {
-  // Op summaries name devices short ("/CPU:0"); the roof may hold the full name.
-  const std::size_t marker = peak.device.rfind("device:");
-  const std::string device = marker == std::string::npos ? peak.device : "/" + peak.device.substr(marker + 7);
+  const std::string device = short_device_name(peak.device);  // as op summaries name it
   struct Best {
     double rate = 0;
     std::string op;

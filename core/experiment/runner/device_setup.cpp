@@ -33,6 +33,14 @@ bool options_match(const DeviceOptions& options, const config::PhysicalDevice& d
 
 }  // namespace
 
+std::string short_device_name(const std::string& device) {
+  const auto marker = device.rfind("device:");
+  if (marker == std::string::npos) return device;
+  std::string name = "/";
+  name.append(device, marker + 7);
+  return name;
+}
+
 std::string run_device_name(const RunConfig& run) {
   if (run.device) return "/" + short_device(*run.device);
   if (run.strategy && run.strategy->name == "one_device") {

@@ -17,6 +17,10 @@ std::string run_device_type(const RunConfig& run);
 // The device the run's ops are pinned to: "/CPU:0", "/TPU:0", ...
 std::string run_device_name(const RunConfig& run);
 
+// A device named as runs and reports name it:
+// "/job:localhost/replica:0/task:0/device:TPU:0" -> "/TPU:0" (a short name stays).
+std::string short_device_name(const std::string& device);
+
 // Call before the first tensor, op or logical-device listing.
 void apply_device_settings(const RunConfig& run);
 

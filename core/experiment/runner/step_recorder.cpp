@@ -1,5 +1,7 @@
 #include "step_recorder.hpp"
 
+#include "device_setup.hpp"
+
 #include "emulator_totals.hpp"
 
 #include <accel/keras/model.hpp>
@@ -10,12 +12,6 @@
 
 namespace accel::experiment {
 namespace {
-
-// "/job:localhost/replica:0/task:0/device:TPU:0" -> "/TPU:0".
-std::string short_name(const std::string& device) {
-  const auto marker = device.rfind("device:");
-  return marker == std::string::npos ? device : "/" + device.substr(marker + 7);
-}
 
 double mxu_utilization_of(const profiler::OpRecord& record) {
   if (record.detail_json.empty()) return record.utilization;
@@ -126,7 +122,7 @@ void StepRecorder::absorb_profile(const std::vector<profiler::OpRecord>& records
   bool any_on_device = false;
   for (const profiler::OpRecord& record : records) {
     const std::string source = time_source_label(record.time_source);
-    const std::string track = fmt::format("{} ({})", short_name(record.device), source);
+    const std::string track = fmt::format("{} ({})", short_device_name(record.device), source);
     // Host-timed ops sit on the profiler's clock, restarted at this step's
     // start; simulated and device-event ops on the device's own timeline.
     const double start = record.time_source == profiler::TimeSource::kWall ? step_start_seconds + record.start_seconds
@@ -141,7 +137,7 @@ void StepRecorder::absorb_profile(const std::vector<profiler::OpRecord>& records
     if (summary.count == 0) {
       summary.op = record.op;
       summary.category = record.category;
-      summary.device = short_name(record.device);
+      summary.device = short_device_name(record.device);
       summary.time_source = source;
     }
     const double utilization = mxu_utilization_of(record);
