@@ -38,6 +38,14 @@ using testing::tensor_named;
 
 std::string golden(const std::string& name) { return std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/" + name; }
 
+// Batch `step` of a file's batches stacked as [steps, batch, ...].
+Tensor batch_of(const Tensor& all, int64_t step) {
+  std::vector<int64_t> begin(all.shape().rank(), 0), size = all.shape().dims();
+  begin[0] = step;
+  size[0] = 1;
+  return ops::slice(all, begin, size).reshape(Shape(std::vector<int64_t>(size.begin() + 1, size.end())));
+}
+
 float max_abs_difference(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape(), b.shape());
   const std::vector<float> x = a.to_vector<float>();
@@ -203,15 +211,8 @@ TEST_P(Keras3LayerTrainingTest, TenAdamStepsFollowTensorFlowsLosses) {
   const std::vector<float> expected = tensor_named(training, "losses").to_vector<float>();
   ASSERT_EQ(expected.size(), 10u);
   for (int64_t step = 0; step < 10; ++step) {
-    auto batch_of = [step](const Tensor& all) {
-      std::vector<int64_t> begin(all.shape().rank(), 0), size = all.shape().dims();
-      begin[0] = step;
-      size[0] = 1;
-      const Tensor one = ops::slice(all, begin, size);
-      return one.reshape(Shape(std::vector<int64_t>(size.begin() + 1, size.end())));
-    };
     model->reset_metrics();
-    const Logs logs = model->train_step(batch_of(batches), batch_of(labels));
+    const Logs logs = model->train_step(batch_of(batches, step), batch_of(labels, step));
     EXPECT_NEAR(logs.at("loss"), expected[step], 1e-4 * std::abs(expected[step])) << name << " step " << step;
   }
 }
@@ -234,14 +235,8 @@ std::vector<float> resumed_losses(Model& model, const saving::SafetensorsContent
   const Tensor y = tensor_named(next, "y");
   std::vector<float> losses;
   for (int64_t step = first; step < first + count; ++step) {
-    auto batch_of = [step](const Tensor& all) {
-      std::vector<int64_t> begin(all.shape().rank(), 0), size = all.shape().dims();
-      begin[0] = step;
-      size[0] = 1;
-      return ops::slice(all, begin, size).reshape(Shape(std::vector<int64_t>(size.begin() + 1, size.end())));
-    };
     model.reset_metrics();
-    losses.push_back(static_cast<float>(model.train_step(batch_of(x), batch_of(y)).at("loss")));
+    losses.push_back(static_cast<float>(model.train_step(batch_of(x, step), batch_of(y, step)).at("loss")));
   }
   return losses;
 }
