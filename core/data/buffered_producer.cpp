@@ -158,7 +158,7 @@ void BufferedProducer::restore(const nlohmann::json& state) {
   ready_.clear();
   uint64_t count = 0;
   for (const auto& encoded : state.at("buffered")) {
-    MemoryByteReader reader(encoded.get_binary(), "iterator checkpoint (" + settings_.transformation + " buffer)");
+    MemoryElementReader reader(encoded.get_binary(), "iterator checkpoint (" + settings_.transformation + " buffer)");
     ready_.emplace(count++, Result{decode_element(reader), nullptr});
   }
   {

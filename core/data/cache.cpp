@@ -191,7 +191,7 @@ class FileCacheReader {
   }
 
  private:
-  FileByteReader reader_;
+  FileElementReader reader_;
   uint64_t read_ = 0;
   bool ended_ = false;
 };

@@ -9,7 +9,7 @@
 
 namespace accel::data::detail {
 
-void ByteReader::read(void* destination, size_t count, const char* what) {
+void ElementReader::read(void* destination, size_t count, const char* what) {
   auto* bytes = static_cast<uint8_t*>(destination);
   size_t done = 0;
   while (done < count) {
@@ -23,25 +23,25 @@ void ByteReader::read(void* destination, size_t count, const char* what) {
   offset_ += count;
 }
 
-void ByteReader::fail(const std::string& what_was_wrong) const {
+void ElementReader::fail(const std::string& what_was_wrong) const {
   throw DataError(source_, "byte " + std::to_string(offset_), what_was_wrong);
 }
 
-size_t MemoryByteReader::read_some(void* destination, size_t count) {
+size_t MemoryElementReader::read_some(void* destination, size_t count) {
   size_t available = std::min(count, bytes_.size() - position_);
   std::memcpy(destination, bytes_.data() + position_, available);
   position_ += available;
   return available;
 }
 
-FileByteReader::FileByteReader(const std::string& path)
-    : ByteReader(path), stream_(path, std::ios::binary) {
+FileElementReader::FileElementReader(const std::string& path)
+    : ElementReader(path), stream_(path, std::ios::binary) {
   if (!stream_) throw NotFoundError("cannot open '" + path + "' for reading");
 }
 
-bool FileByteReader::at_end() { return stream_.peek() == std::ifstream::traits_type::eof(); }
+bool FileElementReader::at_end() { return stream_.peek() == std::ifstream::traits_type::eof(); }
 
-size_t FileByteReader::read_some(void* destination, size_t count) {
+size_t FileElementReader::read_some(void* destination, size_t count) {
   stream_.read(static_cast<char*>(destination), static_cast<std::streamsize>(count));
   return static_cast<size_t>(stream_.gcount());
 }
@@ -82,7 +82,7 @@ std::vector<uint8_t> encode_element(const Element& element) {
   return out;
 }
 
-Element decode_element(ByteReader& reader) {
+Element decode_element(ElementReader& reader) {
   auto component_count = reader.read_value<uint32_t>("component count");
   if (component_count > kMaxComponents) {
     reader.fail("implausible component count " + std::to_string(component_count));

@@ -14,10 +14,10 @@ namespace accel::data::detail {
 
 // Sequential reads that throw DataError naming the source and byte offset
 // when the bytes run out.
-class ByteReader {
+class ElementReader {
  public:
-  explicit ByteReader(std::string source) : source_(std::move(source)) {}
-  virtual ~ByteReader() = default;
+  explicit ElementReader(std::string source) : source_(std::move(source)) {}
+  virtual ~ElementReader() = default;
   void read(void* destination, size_t count, const char* what);
   template <typename T>
   T read_value(const char* what) {
@@ -39,10 +39,10 @@ class ByteReader {
   uint64_t offset_ = 0;
 };
 
-class MemoryByteReader : public ByteReader {
+class MemoryElementReader : public ElementReader {
  public:
-  MemoryByteReader(const std::vector<uint8_t>& bytes, std::string source)
-      : ByteReader(std::move(source)), bytes_(bytes) {}
+  MemoryElementReader(const std::vector<uint8_t>& bytes, std::string source)
+      : ElementReader(std::move(source)), bytes_(bytes) {}
   bool at_end() override { return position_ == bytes_.size(); }
 
  protected:
@@ -53,10 +53,10 @@ class MemoryByteReader : public ByteReader {
   size_t position_ = 0;
 };
 
-class FileByteReader : public ByteReader {
+class FileElementReader : public ElementReader {
  public:
   // Throws NotFoundError when the file cannot be opened.
-  explicit FileByteReader(const std::string& path);
+  explicit FileElementReader(const std::string& path);
   bool at_end() override;
 
  protected:
@@ -68,6 +68,6 @@ class FileByteReader : public ByteReader {
 
 void encode_element(const Element& element, std::vector<uint8_t>& out);
 std::vector<uint8_t> encode_element(const Element& element);
-Element decode_element(ByteReader& reader);
+Element decode_element(ElementReader& reader);
 
 }  // namespace accel::data::detail

@@ -57,7 +57,7 @@ class ShuffleIterator : public IteratorNode {
     buffer_.clear();
     for (const auto& encoded : state.at("buffer")) {
       const auto& bytes = encoded.get_binary();
-      MemoryByteReader reader(bytes, "iterator checkpoint (shuffle buffer)");
+      MemoryElementReader reader(bytes, "iterator checkpoint (shuffle buffer)");
       buffer_.push_back(decode_element(reader));
     }
     input_->restore(state.at("input"));

@@ -22,7 +22,7 @@ namespace {
 constexpr int kMaxOperands = 3;
 using Layout = BroadcastLayout<kMaxOperands>;
 
-Layout make_layout(const HostTensor& output, std::initializer_list<const HostTensor*> operands) {
+Layout layout_of(const HostTensor& output, std::initializer_list<const HostTensor*> operands) {
   return detail::make_layout<kMaxOperands>(output, std::span<const HostTensor* const>(operands.begin(), operands.size()));
 }
 
@@ -83,7 +83,7 @@ void run_binary(const HostTensor& a, const HostTensor& b, const HostTensor& y, O
     });
     return;
   }
-  const Layout layout = make_layout(y, {&a, &b});
+  const Layout layout = layout_of(y, {&a, &b});
   const int inner = layout.rank - 1;
   for_each_run(layout, grain, [&](const int64_t* offsets, int64_t out_offset, int64_t length) {
     binary_span(a_data + offsets[0], layout.strides[0][inner], b_data + offsets[1],
@@ -185,7 +185,7 @@ void select_typed(const HostTensor& condition, const HostTensor& a, const HostTe
   const T* a_data = data_of<const T>(a);
   const T* b_data = data_of<const T>(b);
   T* y_data = data_of<T>(y);
-  const Layout layout = make_layout(y, {&condition, &a, &b});
+  const Layout layout = layout_of(y, {&condition, &a, &b});
   const int inner = layout.rank - 1;
   const int64_t c_step = layout.strides[0][inner], a_step = layout.strides[1][inner],
                 b_step = layout.strides[2][inner];
@@ -204,7 +204,7 @@ template <typename T>
 void broadcast_typed(const HostTensor& x, const HostTensor& y) {
   const T* x_data = data_of<const T>(x);
   T* y_data = data_of<T>(y);
-  const Layout layout = make_layout(y, {&x});
+  const Layout layout = layout_of(y, {&x});
   const int64_t step = layout.strides[0][layout.rank - 1];
   for_each_run(layout, kCheapGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t length) {
     if (step != 0) {

@@ -30,10 +30,10 @@ namespace accel::host_kernels::detail {
 namespace {
 
 constexpr int64_t kImagesPerBlock = 4;  // 4 x 26 x 26 x 32 floats of output gradient: 346 KB
-constexpr int64_t kLanes = 8;           // filters per vector
+constexpr int64_t kFiltersPerVector = 8;           // filters per vector
 constexpr int kGroupVectors = 4;        // vectors of filters per pass: 32 filters, one 128-byte cell
 constexpr int64_t kTapsPerPass = 3;     // most taps per pass (3 x 4 accumulators in registers)
-typedef float Vector __attribute__((vector_size(kLanes * sizeof(float))));
+typedef float Vector __attribute__((vector_size(kFiltersPerVector * sizeof(float))));
 
 // Where each tap reads, relative to the window's top-left input cell.
 struct Taps {
@@ -53,7 +53,7 @@ Taps taps_of(const ConvGeometry& g) {
   return taps;
 }
 
-// The output gradients of filters [k0, k0 + kLanes) at one cell, or of the
+// The output gradients of filters [k0, k0 + kFiltersPerVector) at one cell, or of the
 // `lanes` left in a last, partial vector (the rest zeros). Returned by value
 // and always inlined, so that the vector stays in a register (through a
 // reference GCC kept it in memory: 1.8x slower). A vector result has another
@@ -70,7 +70,7 @@ __attribute__((always_inline)) inline Vector load_filters(const float* dy_cell, 
   return v;
 }
 
-// One pass: taps [t0, t0 + Count) for filters [k0, k0 + Vectors * kLanes)
+// One pass: taps [t0, t0 + Count) for filters [k0, k0 + Vectors * kFiltersPerVector)
 // (the last vector `last_lanes` wide) over the `images` images at x and dy,
 // added into `gradient` ([taps][K]).
 template <int Count, int Vectors, bool WholeLast>
@@ -86,8 +86,8 @@ ACCEL_VECTOR_CLONES void sum_pass(const ConvGeometry& g, const Taps& taps, const
   int64_t inside_end = inside_begin;
   while (inside_end < g.out_w && inside_end * g.stride_w - g.pad_left + span_w < g.width) ++inside_end;
   auto load_cell = [&](const float* dy_cell, Vector (&filters)[Vectors]) {
-    for (int v = 0; v + 1 < Vectors; ++v) filters[v] = load_filters<true>(dy_cell, k0 + v * kLanes, kLanes);
-    filters[Vectors - 1] = load_filters<WholeLast>(dy_cell, k0 + (Vectors - 1) * kLanes, last_lanes);
+    for (int v = 0; v + 1 < Vectors; ++v) filters[v] = load_filters<true>(dy_cell, k0 + v * kFiltersPerVector, kFiltersPerVector);
+    filters[Vectors - 1] = load_filters<WholeLast>(dy_cell, k0 + (Vectors - 1) * kFiltersPerVector, last_lanes);
   };
   for (int64_t n = 0; n < images; ++n) {
     const float* image = x + n * g.height * g.width * g.channels;
@@ -124,8 +124,8 @@ ACCEL_VECTOR_CLONES void sum_pass(const ConvGeometry& g, const Taps& taps, const
   }
   for (int t = 0; t < Count; ++t) {
     for (int v = 0; v < Vectors; ++v) {
-      const int64_t lanes = v + 1 < Vectors ? kLanes : last_lanes;
-      for (int64_t lane = 0; lane < lanes; ++lane) gradient[(t0 + t) * g.filters + k0 + v * kLanes + lane] += sums[t][v][lane];
+      const int64_t lanes = v + 1 < Vectors ? kFiltersPerVector : last_lanes;
+      for (int64_t lane = 0; lane < lanes; ++lane) gradient[(t0 + t) * g.filters + k0 + v * kFiltersPerVector + lane] += sums[t][v][lane];
     }
   }
 }
@@ -157,13 +157,13 @@ void sum_block(const ConvGeometry& g, const Taps& taps, const float* x, const fl
   const int64_t tap_count = static_cast<int64_t>(taps.offset.size());
   const int64_t passes = (tap_count + kTapsPerPass - 1) / kTapsPerPass;
   const int64_t per_pass = (tap_count + passes - 1) / passes;
-  constexpr int64_t kGroup = kGroupVectors * kLanes;
+  constexpr int64_t kGroup = kGroupVectors * kFiltersPerVector;
   for (int64_t k0 = 0; k0 < g.filters; k0 += kGroup) {
     const int64_t group = std::min(kGroup, g.filters - k0);
-    const int64_t vectors = (group + kLanes - 1) / kLanes, last_lanes = group - (vectors - 1) * kLanes;
+    const int64_t vectors = (group + kFiltersPerVector - 1) / kFiltersPerVector, last_lanes = group - (vectors - 1) * kFiltersPerVector;
     for (int64_t t0 = 0; t0 < tap_count; t0 += per_pass) {
       const int64_t count = std::min(per_pass, tap_count - t0);
-      if (last_lanes == kLanes) {
+      if (last_lanes == kFiltersPerVector) {
         run_pass<true>(count, vectors, g, taps, x, dy, gradient, images, t0, k0, last_lanes);
       } else {
         run_pass<false>(count, vectors, g, taps, x, dy, gradient, images, t0, k0, last_lanes);

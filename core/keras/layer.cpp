@@ -37,6 +37,12 @@ std::string format_layer_shape(const LayerShape& shape) {
   return text + ")";
 }
 
+std::string format_layer_shapes(const std::vector<LayerShape>& shapes) {
+  std::string text = "[";
+  for (size_t index = 0; index < shapes.size(); ++index) text += (index > 0 ? ", " : "") + format_layer_shape(shapes[index]);
+  return text + "]";
+}
+
 Layer::Layer(std::string class_name, std::string name)
     : class_name_(std::move(class_name)),
       name_(name.empty() ? unique_layer_name(to_snake_case(class_name_)) : std::move(name)),

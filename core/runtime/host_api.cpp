@@ -29,14 +29,14 @@ void report_op(void* host_context, const AccelOpProfile* profile) {
   record_op_profile(*static_cast<LogicalDevice*>(host_context), *profile);
 }
 
-const char* get_setting(const char* key) { return get_setting_c_string(key); }
+const char* get_setting_for_plugin(const char* key) { return get_setting_c_string(key); }
 
 }  // namespace
 
 const AccelHostApi* host_api() {
   static const AccelHostApi api = {
       sizeof(AccelHostApi), ACCEL_PLUGIN_API_MAJOR, ACCEL_PLUGIN_API_MINOR,
-      &status_create, &log, &report_op, &get_setting,
+      &status_create, &log, &report_op, &get_setting_for_plugin,
   };
   return &api;
 }

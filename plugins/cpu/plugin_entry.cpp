@@ -21,10 +21,6 @@ AccelStatus* guarded(Body&& body) noexcept {
   return sdk::guard(g_host, std::forward<Body>(body));
 }
 
-void require(bool condition, const char* message) {
-  if (!condition) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);
-}
-
 AccelStatus* initialize(const AccelHostApi* host, AccelPluginContext** context) noexcept {
   if (host == nullptr) return nullptr;  // cannot even make a status; the host checks its own pointer
   if (context == nullptr) return host->status_create(ACCEL_STATUS_INVALID_ARGUMENT, "null context pointer");
@@ -40,16 +36,16 @@ AccelStatus* initialize(const AccelHostApi* host, AccelPluginContext** context) 
 
 AccelStatus* physical_device_count(AccelPluginContext*, int32_t* count) noexcept {
   return guarded([&] {
-    require(count != nullptr, "null count");
+    sdk::require_argument(count != nullptr, "null count");
     *count = 1;
   });
 }
 
 AccelStatus* physical_device_info(AccelPluginContext* context, int32_t index, AccelDeviceInfo* info) noexcept {
   return guarded([&] {
-    require(context != nullptr && info != nullptr, "null argument");
+    sdk::require_argument(context != nullptr && info != nullptr, "null argument");
     if (index != 0) throw sdk::PluginError(ACCEL_STATUS_NOT_FOUND, "the cpu plugin has one device, index 0");
-    require(info->struct_size >= sizeof(AccelDeviceInfo), "AccelDeviceInfo struct too small");
+    sdk::require_argument(info->struct_size >= sizeof(AccelDeviceInfo), "AccelDeviceInfo struct too small");
     info->type = "CPU";
     info->description = context->description.c_str();
     info->memory_bytes = context->memory_bytes;
@@ -63,8 +59,8 @@ const char* no_device_reason(AccelPluginContext*) noexcept { return nullptr; }
 AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* options,
                          AccelDevice** device) noexcept {
   return guarded([&] {
-    require(context != nullptr && options != nullptr && device != nullptr, "null argument");
-    require(options->struct_size >= sizeof(AccelDeviceOptions), "AccelDeviceOptions struct too small");
+    sdk::require_argument(context != nullptr && options != nullptr && device != nullptr, "null argument");
+    sdk::require_argument(options->struct_size >= sizeof(AccelDeviceOptions), "AccelDeviceOptions struct too small");
     if (options->physical_index != 0) {
       throw sdk::PluginError(ACCEL_STATUS_NOT_FOUND, "the cpu plugin has one device, index 0");
     }
@@ -98,7 +94,7 @@ int32_t supports_epilogue(AccelDevice*, AccelOp op, AccelDType dtype, int32_t ep
 
 AccelStatus* buffer_allocate(AccelDevice*, uint64_t bytes, AccelBuffer** buffer) noexcept {
   return guarded([&] {
-    require(buffer != nullptr, "null buffer");
+    sdk::require_argument(buffer != nullptr, "null buffer");
     *buffer = allocate_buffer(bytes);
   });
 }
@@ -108,7 +104,7 @@ void buffer_free(AccelDevice*, AccelBuffer* buffer) noexcept { free_buffer(buffe
 AccelStatus* copy_host_to_device(AccelDevice*, const void* source, AccelBuffer* destination, uint64_t offset,
                                  uint64_t bytes) noexcept {
   return guarded([&] {
-    require(destination != nullptr && (source != nullptr || bytes == 0), "null argument");
+    sdk::require_argument(destination != nullptr && (source != nullptr || bytes == 0), "null argument");
     copy_in(source, *destination, offset, bytes);
   });
 }
@@ -116,7 +112,7 @@ AccelStatus* copy_host_to_device(AccelDevice*, const void* source, AccelBuffer* 
 AccelStatus* copy_device_to_host(AccelDevice*, AccelBuffer* source, uint64_t offset, void* destination,
                                  uint64_t bytes) noexcept {
   return guarded([&] {
-    require(source != nullptr && (destination != nullptr || bytes == 0), "null argument");
+    sdk::require_argument(source != nullptr && (destination != nullptr || bytes == 0), "null argument");
     copy_out(*source, offset, destination, bytes);
   });
 }
@@ -125,14 +121,14 @@ AccelStatus* copy_device_to_device(AccelDevice*, AccelBuffer* source, uint64_t s
                                    AccelBuffer* destination, uint64_t destination_offset,
                                    uint64_t bytes) noexcept {
   return guarded([&] {
-    require(source != nullptr && destination != nullptr, "null buffer");
+    sdk::require_argument(source != nullptr && destination != nullptr, "null buffer");
     copy_between(*source, source_offset, *destination, destination_offset, bytes);
   });
 }
 
 AccelStatus* execute(AccelDevice* device, const AccelOpCall* call) noexcept {
   return guarded([&] {
-    require(device != nullptr && call != nullptr, "null argument");
+    sdk::require_argument(device != nullptr && call != nullptr, "null argument");
     execute_call(*device, *call);
   });
 }

@@ -120,7 +120,27 @@ TEST(TpuEstimateCommand, AnAllReduceWhoseCyclesDoNotFitIsAnError) {
   request.overrides = {"interconnect.link_bandwidth_bytes_per_s=1e6"};
   const Result slow = run(request);
   EXPECT_EQ(slow.code, 2);
-  EXPECT_NE(slow.err.find("the all-reduce's cycles does not fit a 64-bit count"), std::string::npos) << slow.err;
+  EXPECT_NE(slow.err.find("allreduce BYTES = 9000000000000000000: the all-reduce's cycles does not fit a 64-bit count"),
+            std::string::npos)
+      << slow.err;
+}
+
+// A size too large to time is refused naming the sizes the user gave, not
+// only the timing model's internal count that overflowed.
+TEST(TpuEstimateCommand, SizesTooLargeToTimeAreNamed) {
+  TpuEstimateRequest request;
+  request.op = "vector";
+  request.vector_kind = "adam";
+  request.dims = {4198888888888888888};
+  Result result = run(request);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("vector ELEMENTS = 4198888888888888888: "), std::string::npos) << result.err;
+  request.op = "gemm";
+  request.dims = {4198888888888, 88888888, 8888888};
+  result = run(request);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("gemm M N K = 4198888888888 88888888 8888888: M x N does not fit"), std::string::npos)
+      << result.err;
 }
 
 TEST(TpuEstimateCommand, RegistersOnTheApp) {

@@ -206,6 +206,12 @@ TEST(PresetOverrides, OverridesAreValidatedLikeTheFile) {
   EXPECT_TRUE(contains(error.what(), "duplicate key 'mxus'")) << error.what();
   error = load_error(kValid, {parse_field_override("chips.x=1")});
   EXPECT_TRUE(contains(error.what(), "'chips' does not name a section")) << error.what();
+  // An empty part anywhere, the last included, is the override's own error.
+  for (const std::string key : {"core.mxu.", ".core", "core..mxu"}) {
+    error = load_error(kValid, {parse_field_override(key + "=5")});
+    EXPECT_EQ(error.file(), "override '" + key + "=5'") << error.what();
+    EXPECT_TRUE(contains(error.what(), "empty key part")) << error.what();
+  }
   error = load_error("42", {parse_field_override("chips=1")});
   EXPECT_EQ(error.file(), "override 'chips=1'");
   error = load_error(kValid, {parse_field_override("hbm={capacity_bytes: 2 TiB, bandwidth_bytes_per_s: 1e12}")});

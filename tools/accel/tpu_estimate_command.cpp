@@ -13,6 +13,7 @@
 #include <memory>
 #include <ostream>
 #include <stdexcept>
+#include <string_view>
 
 #include "timing/checked_count.hpp"
 #include "timing/config_error.hpp"
@@ -86,7 +87,15 @@ void print_table(std::ostream& out, const std::vector<std::pair<std::string, std
   for (const auto& [name, value] : rows) out << fmt::format("  {:<22} {}\n", name, value);
 }
 
-void require_dims(const TpuEstimateRequest& request, std::size_t count, const char* usage) {
+// The sizes an op takes, by the names its usage prints.
+std::string_view sizes_usage(const std::string& op) {
+  if (op == "gemm") return "M N K";
+  if (op == "conv2d") return "N H W C K R S";
+  if (op == "vector") return "ELEMENTS";
+  return "BYTES";  // allreduce, collective
+}
+
+void require_dims(const TpuEstimateRequest& request, std::size_t count, std::string_view usage) {
   if (request.dims.size() != count) {
     throw std::invalid_argument(fmt::format("'{}' takes {} sizes: {}", request.op, count, usage));
   }
@@ -117,7 +126,7 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
   std::optional<ScaleSimReport> scalesim;
 
   if (request.op == "allreduce") {
-    require_dims(request, 1, "BYTES");
+    require_dims(request, 1, sizes_usage(request.op));
     const AllReduceEstimate all_reduce = estimate_all_reduce(hw, static_cast<double>(request.dims[0]));
     json.update({{"bytes", request.dims[0]},
                  {"chips", all_reduce.chips},
@@ -141,7 +150,7 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
   }
 
   if (request.op == "collective") {
-    require_dims(request, 1, "BYTES");
+    require_dims(request, 1, sizes_usage(request.op));
     Collective kind{};
     if (!parse_collective(request.collective, kind)) {
       throw std::invalid_argument("collective '" + request.collective +
@@ -179,11 +188,11 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
   }
 
   if (request.op == "gemm") {
-    require_dims(request, 3, "M N K");
+    require_dims(request, 3, sizes_usage(request.op));
     timing = model.estimate_matmul(request.dims[0], request.dims[1], request.dims[2], dtype);
     title = fmt::format("gemm M={} N={} K={}", request.dims[0], request.dims[1], request.dims[2]);
   } else if (request.op == "conv2d") {
-    require_dims(request, 7, "N H W C K R S");
+    require_dims(request, 7, sizes_usage(request.op));
     Conv2dShape conv{request.dims[0], request.dims[1], request.dims[2], request.dims[3],
                      request.dims[4], request.dims[5], request.dims[6], request.stride, Padding::kValid};
     if (request.padding == "same") {
@@ -196,7 +205,7 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
                         conv.batch, conv.height, conv.width, conv.channels, conv.filters, conv.kernel_h,
                         conv.kernel_w, conv.stride, request.padding, timing.gemm.m, timing.gemm.n, timing.gemm.k);
   } else if (request.op == "vector") {
-    require_dims(request, 1, "ELEMENTS");
+    require_dims(request, 1, sizes_usage(request.op));
     VectorOpKind kind{};
     if (!parse_vector_op_kind(request.vector_kind, kind)) {
       throw std::invalid_argument("vector op '" + request.vector_kind +
@@ -261,6 +270,12 @@ int estimate(const TpuEstimateRequest& request, std::ostream& out) {
 int run_tpu_estimate(const TpuEstimateRequest& request, std::ostream& out, std::ostream& err) {
   try {
     return estimate(request, out);
+  } catch (const CountOverflowError& error) {
+    // Raised deep in the timing model, but caused by the sizes the user gave:
+    // the message names them.
+    err << fmt::format("accel tpu estimate: {} {} = {}: {}\n", request.op, sizes_usage(request.op),
+                       fmt::join(request.dims, " "), error.what());
+    return 2;
   } catch (const std::exception& error) {
     err << "accel tpu estimate: " << error.what() << "\n";
     return 2;

@@ -13,12 +13,6 @@ namespace {
 
 LayerShape shape_of(const Tensor& tensor) { return LayerShape(tensor.shape().dims().begin(), tensor.shape().dims().end()); }
 
-std::string format_shapes(const std::vector<LayerShape>& shapes) {
-  std::string text = "[";
-  for (size_t index = 0; index < shapes.size(); ++index) text += (index > 0 ? ", " : "") + format_layer_shape(shapes[index]);
-  return text + "]";
-}
-
 // Two sizes of one axis agree when either is unknown or they are equal.
 bool compatible(int64_t a, int64_t b) { return a == kUnknownDim || b == kUnknownDim || a == b; }
 
@@ -59,7 +53,7 @@ LayerShape MultiHeadAttention::compute_output_shape(const LayerShape& input_shap
 std::vector<LayerShape> MultiHeadAttention::compute_output_shapes(const std::vector<LayerShape>& input_shapes) const {
   if (input_shapes.size() < 2 || input_shapes.size() > 4) {
     throw InvalidArgumentError(where() + "expects [query, value(, key(, attention_mask))], got " +
-                               std::to_string(input_shapes.size()) + " inputs " + format_shapes(input_shapes));
+                               std::to_string(input_shapes.size()) + " inputs " + format_layer_shapes(input_shapes));
   }
   const LayerShape& query = input_shapes[0];
   const LayerShape& value = input_shapes[1];
@@ -67,19 +61,19 @@ std::vector<LayerShape> MultiHeadAttention::compute_output_shapes(const std::vec
   for (const LayerShape* shape : {&query, &value, &key}) {
     if (shape->size() != 3) {
       throw InvalidArgumentError(where() + "query, value and key must be (batch, sequence, features), got " +
-                                 format_shapes(input_shapes));
+                                 format_layer_shapes(input_shapes));
     }
   }
   int64_t batch = kUnknownDim;
   for (const LayerShape* shape : {&query, &value, &key}) {
     if (!compatible(batch, (*shape)[0])) {
-      throw InvalidArgumentError(where() + "query, value and key have different batch sizes: " + format_shapes(input_shapes));
+      throw InvalidArgumentError(where() + "query, value and key have different batch sizes: " + format_layer_shapes(input_shapes));
     }
     if ((*shape)[0] != kUnknownDim) batch = (*shape)[0];
   }
   if (!compatible(key[1], value[1])) {
     throw InvalidArgumentError(where() + "key and value must have the same sequence length, got " +
-                               format_shapes(input_shapes));
+                               format_layer_shapes(input_shapes));
   }
   const int64_t target = query[1];
   const int64_t source = value[1] != kUnknownDim ? value[1] : key[1];
@@ -89,7 +83,7 @@ std::vector<LayerShape> MultiHeadAttention::compute_output_shapes(const std::vec
       throw InvalidArgumentError(where() + "was built for query, value and key features " +
                                  std::to_string(query_.kernel.shape()[0]) + ", " +
                                  std::to_string(value_.kernel.shape()[0]) + ", " +
-                                 std::to_string(key_.kernel.shape()[0]) + ", got " + format_shapes(input_shapes));
+                                 std::to_string(key_.kernel.shape()[0]) + ", got " + format_layer_shapes(input_shapes));
     }
   }
   if (input_shapes.size() == 4) {
@@ -128,7 +122,7 @@ void MultiHeadAttention::build_weights_for_list(const std::vector<LayerShape>& i
   const int64_t key_features = input_shapes.size() > 2 ? input_shapes[2][2] : value_features;
   if (query_features <= 0 || value_features <= 0 || key_features <= 0) {
     throw InvalidArgumentError(where() + "the last axis of query, value and key must be known, got " +
-                               format_shapes(input_shapes));
+                               format_layer_shapes(input_shapes));
   }
   const int64_t output_features = options_.output_shape.value_or(query_features);
   // Keras 2's _build_from_signature: query, key, value, then the output projection.
@@ -237,7 +231,7 @@ AttentionOutputs MultiHeadAttention::call_with_attention_scores(const Tensor& qu
   std::vector<LayerShape> shapes{shape_of(query), shape_of(value), shape_of(key)};
   if (arguments.attention_mask.defined()) shapes.push_back(shape_of(arguments.attention_mask));
   for (const LayerShape& shape : shapes) {
-    if (shape.empty()) throw InvalidArgumentError(where() + "inputs need a batch axis, got " + format_shapes(shapes));
+    if (shape.empty()) throw InvalidArgumentError(where() + "inputs need a batch axis, got " + format_layer_shapes(shapes));
   }
   build_if_needed(shapes);
   return attend(query, value, key, arguments.attention_mask, arguments.use_causal_mask, training);

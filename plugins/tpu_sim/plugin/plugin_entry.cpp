@@ -29,10 +29,6 @@ AccelStatus* guarded(const Owner* owner, Body&& body) noexcept {
   return sdk::guard(host_of(owner), std::forward<Body>(body));
 }
 
-void require(bool condition, const char* message) {
-  if (!condition) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);
-}
-
 std::string describe_system(const AccelPluginContext& context) {
   const tpu::Hardware& hw = context.hardware;
   nlohmann::json system = {
@@ -91,15 +87,15 @@ AccelStatus* initialize(const AccelHostApi* host, AccelPluginContext** context) 
 
 AccelStatus* physical_device_count(AccelPluginContext* context, int32_t* count) noexcept {
   return guarded(context, [&] {
-    require(context != nullptr && count != nullptr, "null argument");
+    sdk::require_argument(context != nullptr && count != nullptr, "null argument");
     *count = static_cast<int32_t>(context->cores.size());
   });
 }
 
 AccelStatus* physical_device_info(AccelPluginContext* context, int32_t index, AccelDeviceInfo* info) noexcept {
   return guarded(context, [&] {
-    require(context != nullptr && info != nullptr, "null argument");
-    require(info->struct_size >= sizeof(AccelDeviceInfo), "AccelDeviceInfo struct too small");
+    sdk::require_argument(context != nullptr && info != nullptr, "null argument");
+    sdk::require_argument(info->struct_size >= sizeof(AccelDeviceInfo), "AccelDeviceInfo struct too small");
     const TensorCore& core = core_at(*context, index);
     info->type = "TPU";
     info->description = core.description.c_str();
@@ -114,8 +110,8 @@ const char* no_device_reason(AccelPluginContext*) noexcept { return nullptr; }
 AccelStatus* device_open(AccelPluginContext* context, const AccelDeviceOptions* options,
                          AccelDevice** device) noexcept {
   return guarded(context, [&] {
-    require(context != nullptr && options != nullptr && device != nullptr, "null argument");
-    require(options->struct_size >= sizeof(AccelDeviceOptions), "AccelDeviceOptions struct too small");
+    sdk::require_argument(context != nullptr && options != nullptr && device != nullptr, "null argument");
+    sdk::require_argument(options->struct_size >= sizeof(AccelDeviceOptions), "AccelDeviceOptions struct too small");
     TensorCore& core = core_at(*context, options->physical_index);
     *device = new AccelDevice{context, &core, options->host_context};
   });
@@ -142,7 +138,7 @@ int32_t supports_epilogue(AccelDevice*, AccelOp op, AccelDType dtype, int32_t ep
 
 AccelStatus* buffer_allocate(AccelDevice* device, uint64_t bytes, AccelBuffer** buffer) noexcept {
   return guarded(device, [&] {
-    require(device != nullptr && buffer != nullptr, "null argument");
+    sdk::require_argument(device != nullptr && buffer != nullptr, "null argument");
     *buffer = allocate_hbm(*device->core, bytes);
   });
 }
@@ -152,7 +148,7 @@ void buffer_free(AccelDevice*, AccelBuffer* buffer) noexcept { free_hbm(buffer);
 AccelStatus* copy_host_to_device(AccelDevice* device, const void* source, AccelBuffer* destination, uint64_t offset,
                                  uint64_t bytes) noexcept {
   return guarded(device, [&] {
-    require(destination != nullptr && (source != nullptr || bytes == 0), "null argument");
+    sdk::require_argument(destination != nullptr && (source != nullptr || bytes == 0), "null argument");
     copy_in(source, *destination, offset, bytes);
   });
 }
@@ -160,7 +156,7 @@ AccelStatus* copy_host_to_device(AccelDevice* device, const void* source, AccelB
 AccelStatus* copy_device_to_host(AccelDevice* device, AccelBuffer* source, uint64_t offset, void* destination,
                                  uint64_t bytes) noexcept {
   return guarded(device, [&] {
-    require(source != nullptr && (destination != nullptr || bytes == 0), "null argument");
+    sdk::require_argument(source != nullptr && (destination != nullptr || bytes == 0), "null argument");
     copy_out(*source, offset, destination, bytes);
   });
 }
@@ -169,14 +165,14 @@ AccelStatus* copy_device_to_device(AccelDevice* device, AccelBuffer* source, uin
                                    AccelBuffer* destination, uint64_t destination_offset,
                                    uint64_t bytes) noexcept {
   return guarded(device, [&] {
-    require(source != nullptr && destination != nullptr, "null buffer");
+    sdk::require_argument(source != nullptr && destination != nullptr, "null buffer");
     copy_between(*source, source_offset, *destination, destination_offset, bytes);
   });
 }
 
 AccelStatus* execute(AccelDevice* device, const AccelOpCall* call) noexcept {
   return guarded(device, [&] {
-    require(device != nullptr && call != nullptr, "null argument");
+    sdk::require_argument(device != nullptr && call != nullptr, "null argument");
     execute_call(*device, *call);
   });
 }

@@ -22,10 +22,6 @@
 namespace accel::tpu_sim {
 namespace {
 
-void require(bool condition, const char* message) {
-  if (!condition) throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);
-}
-
 // The first version of AccelTpuSimDeviceTotals ended before collective_cycles.
 constexpr size_t kFirstTotalsSize = offsetof(AccelTpuSimDeviceTotals, collective_cycles);
 
@@ -33,7 +29,7 @@ AccelStatus* device_totals(AccelPluginContext* context, int32_t physical_index,
                            AccelTpuSimDeviceTotals* totals) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    require(totals != nullptr && totals->struct_size >= kFirstTotalsSize, "null or too small AccelTpuSimDeviceTotals");
+    sdk::require_argument(totals != nullptr && totals->struct_size >= kFirstTotalsSize, "null or too small AccelTpuSimDeviceTotals");
     TensorCore& core = core_at(*context, physical_index);
     AccelTpuSimDeviceTotals current{};
     {
@@ -84,7 +80,7 @@ tpu::Hardware slice_of(const tpu::Hardware& system, int chips) {
 // its energy over every chip taking part when `energy` is given.
 AccelTpuSimAllReduce estimate_for(const AccelPluginContext& context, double bytes, int32_t cores,
                                   std::optional<tpu::Energy>* energy = nullptr) {
-  require(bytes >= 0, "all-reduce size must be >= 0 bytes");
+  sdk::require_argument(bytes >= 0, "all-reduce size must be >= 0 bytes");
   const tpu::Hardware& hw = context.hardware;
   const int total_cores = static_cast<int>(context.cores.size());
   if (cores < 1 || cores > total_cores) {
@@ -114,7 +110,7 @@ AccelStatus* all_reduce(AccelPluginContext* context, double bytes, int32_t cores
                         AccelTpuSimAllReduce* estimate) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    require(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce),
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce),
             "null or too small AccelTpuSimAllReduce");
     *estimate = estimate_for(*context, bytes, cores);
   });
@@ -124,12 +120,12 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
                             AccelTpuSimAllReduce* estimate, double* start_seconds) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    require(core_indices != nullptr && count >= 1, "run_all_reduce needs at least one core");
-    require(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce) && start_seconds != nullptr,
+    sdk::require_argument(core_indices != nullptr && count >= 1, "run_all_reduce needs at least one core");
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimAllReduce) && start_seconds != nullptr,
             "null or too small AccelTpuSimAllReduce, or null start_seconds");
     std::vector<int32_t> indices(core_indices, core_indices + count);
     std::sort(indices.begin(), indices.end());
-    require(std::adjacent_find(indices.begin(), indices.end()) == indices.end(), "run_all_reduce: a core is listed twice");
+    sdk::require_argument(std::adjacent_find(indices.begin(), indices.end()) == indices.end(), "run_all_reduce: a core is listed twice");
     std::vector<TensorCore*> cores;
     for (int32_t index : indices) cores.push_back(&core_at(*context, index));
     std::optional<tpu::Energy> energy;

@@ -306,11 +306,20 @@ ConfigError yaml_error(const std::string& file, const YAML::Exception& error) {
 
 void apply_override(YAML::Node root, const FieldOverride& field, LoadContext& context) {
   const std::string name = override_name(field);
-  std::vector<std::string> parts;
-  std::stringstream stream(field.key);
-  for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
-  if (parts.empty() || parts.back().empty()) {
-    throw ConfigError(name, 0, 0, field.key, "empty key", "a dotted key such as core.mxu.rows");
+  // Split by hand: getline drops a trailing empty part, which would read
+  // 'core.mxu.' as 'core.mxu' and then blame the preset file for the override.
+  std::vector<std::string> parts(1);
+  for (char c : field.key) {
+    if (c == '.') {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
+  }
+  for (const std::string& part : parts) {
+    if (part.empty()) {
+      throw ConfigError(name, 0, 0, field.key, "empty key part", "a dotted key such as core.mxu.rows");
+    }
   }
   YAML::Node node = root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {

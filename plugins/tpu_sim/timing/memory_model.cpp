@@ -9,7 +9,7 @@ namespace accel::tpu {
 namespace {
 
 constexpr std::string_view kTraffic = "the HBM traffic in bytes";
-constexpr std::string_view kCycles = "the memory cycles";
+constexpr std::string_view kMemoryCycles = "the memory cycles";
 
 }  // namespace
 
@@ -57,14 +57,14 @@ HbmTraffic hbm_traffic(const OperandBytes& tensors, std::int64_t buffer_bytes) {
 MemoryTiming overlap_with_compute(std::int64_t compute_cycles, std::int64_t traffic_bytes,
                                   std::int64_t first_tile_bytes, double bytes_per_cycle, bool ideal_memory) {
   MemoryTiming timing;
-  timing.memory_cycles = checked_ceil_count(static_cast<double>(traffic_bytes) / bytes_per_cycle, kCycles);
+  timing.memory_cycles = checked_ceil_count(static_cast<double>(traffic_bytes) / bytes_per_cycle, kMemoryCycles);
   timing.memory_bound = timing.memory_cycles > compute_cycles;
   if (ideal_memory) {
     timing.total_cycles = compute_cycles;
     return timing;
   }
   const std::int64_t prologue =
-      checked_ceil_count(static_cast<double>(std::min(first_tile_bytes, traffic_bytes)) / bytes_per_cycle, kCycles);
+      checked_ceil_count(static_cast<double>(std::min(first_tile_bytes, traffic_bytes)) / bytes_per_cycle, kMemoryCycles);
   // 0 <= prologue <= memory_cycles: the difference cannot overflow.
   timing.stall_cycles = prologue + std::max<std::int64_t>(0, timing.memory_cycles - prologue - compute_cycles);
   timing.total_cycles = checked_add(compute_cycles, timing.stall_cycles, "the op's cycles");

@@ -13,7 +13,7 @@ namespace accel::tpu {
 namespace {
 
 constexpr std::string_view kTensorBytes = "the tensor bytes";
-constexpr std::string_view kCycles = "the MXU cycles";
+constexpr std::string_view kMxuCycles = "the MXU cycles";
 
 // Bytes of a rows x columns matrix laid out in (sublanes, lanes) tiles.
 std::int64_t tiled_bytes(std::int64_t rows, std::int64_t columns, const VectorUnitConfig& unit, int element_bytes) {
@@ -108,10 +108,10 @@ OpTiming TimingModel::time_gemm(std::string op, const GemmShape& gemm, const Ope
     timing.compute_cycles = cycle_accurate_compute_cycles(busiest, timing.folds_per_mxu);
   } else if (scalesim) {
     const std::int64_t fill = mxu.dataflow == Dataflow::kOutputStationary ? r + c - 2 : 2 * r + c - 2;
-    timing.compute_cycles = checked_mul(timing.folds_per_mxu, checked_add(t, fill, kCycles), kCycles) - 1;
+    timing.compute_cycles = checked_mul(timing.folds_per_mxu, checked_add(t, fill, kMxuCycles), kMxuCycles) - 1;
   } else {
     timing.compute_cycles =
-        checked_add(checked_mul(timing.folds_per_mxu - 1, std::max(t, r), kCycles), t + 2 * r + c - 2, kCycles);
+        checked_add(checked_mul(timing.folds_per_mxu - 1, std::max(t, r), kMxuCycles), t + 2 * r + c - 2, kMxuCycles);
   }
   timing.useful_macs = gemm.macs();
   // Operands into the array at the input width, partial sums out at the

@@ -13,5 +13,7 @@ using LayerShape = std::vector<int64_t>;
 inline constexpr int64_t kUnknownDim = -1;
 // "(None, 28, 28, 1)", "(None,)" as Python prints the tuple.
 std::string format_layer_shape(const LayerShape& shape);
+// "[(None, 4), (None, 8)]": the shapes of a layer's several inputs.
+std::string format_layer_shapes(const std::vector<LayerShape>& shapes);
 
 }  // namespace accel::keras

@@ -25,6 +25,12 @@ class PluginError : public std::runtime_error {
   AccelStatusCode code_;
 };
 
+// Throws an INVALID_ARGUMENT PluginError with `message` unless `condition`:
+// the check at the top of an entry point for what the host passed in.
+inline void require_argument(bool condition, const char* message) {
+  if (!condition) throw PluginError(ACCEL_STATUS_INVALID_ARGUMENT, message);
+}
+
 // Runs `body` and converts any exception into a host-owned status (NULL = OK).
 template <typename Body>
 AccelStatus* guard(const AccelHostApi* host, Body&& body) noexcept {

@@ -6,15 +6,6 @@
 #include <accel/ops.hpp>
 
 namespace accel::keras {
-namespace {
-
-std::string format_shapes(const std::vector<LayerShape>& shapes) {
-  std::string text = "[";
-  for (size_t index = 0; index < shapes.size(); ++index) text += (index > 0 ? ", " : "") + format_layer_shape(shapes[index]);
-  return text + "]";
-}
-
-}  // namespace
 
 Concatenate::Concatenate(int32_t axis, std::string name) : Layer("Concatenate", std::move(name)), axis_(axis) {}
 
@@ -31,7 +22,7 @@ std::vector<LayerShape> Concatenate::compute_output_shapes(const std::vector<Lay
   const auto rank = static_cast<int64_t>(input_shapes.front().size());
   const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
   const std::string problem = "A `Concatenate` layer requires inputs with matching shapes except for the concatenation "
-                              "axis. Received: input_shape=" + format_shapes(input_shapes) + " ('" + name() + "')";
+                              "axis. Received: input_shape=" + format_layer_shapes(input_shapes) + " ('" + name() + "')";
   if (axis < 0 || axis >= rank) throw InvalidArgumentError(problem + ": axis " + std::to_string(axis_) + " out of range");
   for (const LayerShape& shape : input_shapes) {
     if (static_cast<int64_t>(shape.size()) != rank) throw InvalidArgumentError(problem);

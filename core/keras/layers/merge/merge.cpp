@@ -9,12 +9,6 @@
 namespace accel::keras {
 namespace {
 
-std::string format_shapes(const std::vector<LayerShape>& shapes) {
-  std::string text = "[";
-  for (size_t index = 0; index < shapes.size(); ++index) text += (index > 0 ? ", " : "") + format_layer_shape(shapes[index]);
-  return text + "]";
-}
-
 // Keras's _compute_elemwise_op_output_shape: aligned at the last axis, an
 // unknown axis stays unknown, an axis of 1 takes the other's size.
 LayerShape elementwise_shape(const LayerShape& first, const LayerShape& second, const std::string& where) {
@@ -57,11 +51,11 @@ std::vector<LayerShape> Merge::compute_output_shapes(const std::vector<LayerShap
   const std::string where = class_name() + " '" + name() + "': ";
   std::set<int64_t> batch_sizes;
   for (const LayerShape& shape : input_shapes) {
-    if (shape.empty()) throw InvalidArgumentError(where + "every input needs a batch axis, got " + format_shapes(input_shapes));
+    if (shape.empty()) throw InvalidArgumentError(where + "every input needs a batch axis, got " + format_layer_shapes(input_shapes));
     if (shape.front() != kUnknownDim) batch_sizes.insert(shape.front());
   }
   if (batch_sizes.size() > 1) {
-    throw InvalidArgumentError(where + "cannot merge tensors with different batch sizes: " + format_shapes(input_shapes));
+    throw InvalidArgumentError(where + "cannot merge tensors with different batch sizes: " + format_layer_shapes(input_shapes));
   }
   LayerShape output(input_shapes.front().begin() + 1, input_shapes.front().end());
   for (size_t index = 1; index < input_shapes.size(); ++index) {
