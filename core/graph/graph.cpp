@@ -174,6 +174,7 @@ void Graph::verify() const {
 const char* node_name(int32_t op) {
   if (op == kHostNode) return "Host";
   if (op == kAssignNode) return "Assign";
+  if (op == kCollectiveNode) return "Collective";
   return detail::op_info(op).name;
 }
 

@@ -43,6 +43,9 @@ inline constexpr int32_t kHostNode = ACCEL_OP_COUNT + 2;
 // Tensor::assign (a variable's assign, a moving average): inputs are the
 // destination, then the source; it has no outputs and writes the destination.
 inline constexpr int32_t kAssignNode = ACCEL_OP_COUNT + 3;
+// A collective between the devices of a mesh, inserted by the SPMD
+// partitioning pass; its attributes are a CollectiveAttributes (sharding.hpp).
+inline constexpr int32_t kCollectiveNode = ACCEL_OP_COUNT + 4;
 
 enum class ValueKind {
   kParameter,  // the function's argument `parameter_index`

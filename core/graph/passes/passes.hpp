@@ -6,6 +6,7 @@
 #pragma once
 
 #include "graph/graph.hpp"
+#include "graph/sharding.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,45 @@
 #include <vector>
 
 namespace accel::graph {
+
+// What the SPMD partitioning pass starts from: the mesh, and the layouts the
+// user gave (keras.distribution's data and variable layouts).
+struct SpmdInputs {
+  MeshShape mesh;
+  // Per entry of Graph::parameters (the batch: split along the data axis).
+  std::vector<ValueSharding> parameters;
+  // The layout of a captured value (a variable, an optimizer slot, a
+  // constant); unset or an empty sharding: replicated.
+  std::function<ValueSharding(ValueId id, const Value& value)> capture;
+};
+
+struct InsertedCollective {
+  int32_t node = -1;         // the kCollectiveNode, in the rewritten graph
+  ValueId input = kNoValue;  // what it reads
+  ValueId output = kNoValue;
+  CollectiveAttributes attributes;
+  std::string consumer;      // the op that needed it ("MatMul", "SGDUpdate", "result")
+  uint64_t input_bytes = 0;  // per device
+  uint64_t output_bytes = 0; // per device
+};
+
+struct SpmdPartition {
+  MeshShape mesh;
+  std::vector<ValueSharding> shardings;  // per value of the rewritten graph
+  std::vector<InsertedCollective> collectives;
+};
+
+// The SPMD partitioning pass (after XLA's SPMD partitioner): propagates the
+// layouts of the parameters and captures forward through the graph, op by op,
+// inserts the collectives each op needs where its operands' shardings differ
+// from the ones it can run on (the all-gather of an FSDP weight before its
+// matmul, the all-reduce of a row-parallel matmul's partial sums, the
+// reduce-scatter of a gradient into its sharded variable, all-to-alls), and
+// rewrites every value's shape to the shape one device holds. Results come
+// out replicated. The rules per op are in docs/sharding.md. Runs first, on the
+// traced graph, before the other passes. Throws InvalidArgumentError when a
+// split dimension does not divide by its mesh axis.
+SpmdPartition partition_spmd(Graph& graph, const SpmdInputs& inputs);
 
 // Removes nodes whose outputs nothing reads (transitively) and that have no
 // side effect. Returns the number of nodes removed.
