@@ -27,7 +27,9 @@ constexpr int32_t kMinimumRecordedOps = 2;
 // it each time costs more than dispatching it.
 constexpr int32_t kMaximumRecordingsInARow = 3;
 
-bool is_device_op(int32_t op) { return op != kReshapeNode && op != kHostNode && op != kAssignNode; }
+bool is_device_op(int32_t op) {
+  return op != kReshapeNode && op != kHostNode && op != kAssignNode && op != kCollectiveNode;
+}
 
 // Whether `node` updates its input `value` in place (an optimizer update).
 bool writes_in_place(const Node& node, ValueId value) {
@@ -262,6 +264,15 @@ void GraphExecutor::run_node(size_t index) {
     case kAssignNode:
       inputs[0].assign(inputs[1]);
       break;
+    case kCollectiveNode: {
+      if (!collective_handler_) {
+        throw FailedPreconditionError("a collective node runs only in an SPMD program (graph/spmd_program.hpp)");
+      }
+      Tensor output = allocate_output(node, node.outputs[0]);
+      collective_handler_(index, node, inputs[0], output);
+      slots_[static_cast<size_t>(node.outputs[0])] = std::move(output);
+      break;
+    }
     default: {
       std::vector<Tensor>& outputs = node_outputs_;
       outputs.clear();

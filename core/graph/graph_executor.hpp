@@ -14,6 +14,7 @@
 #include <accel/function.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -36,6 +37,13 @@ class GraphExecutor {
   // Binds `arguments` to the parameters (same shapes, dtypes and devices as
   // traced: the caller checks the signature) and returns the results.
   std::vector<Tensor> run(std::span<const Tensor> arguments);
+
+  // Runs a kCollectiveNode (an SPMD program's, spmd_program.hpp): given the
+  // node's index and its operand, writes its output, which the executor
+  // allocated. Without one, a collective node is an error.
+  using CollectiveHandler =
+      std::function<void(size_t node_index, const Node& node, const Tensor& operand, const Tensor& output)>;
+  void set_collective_handler(CollectiveHandler handler) { collective_handler_ = std::move(handler); }
 
   const Graph& graph() const noexcept { return graph_; }
   const BufferPlan& plan() const noexcept { return plan_; }
@@ -104,6 +112,7 @@ class GraphExecutor {
   int64_t recordings_ = 0;
   int64_t recorded_replays_ = 0;
   std::string recording_reason_;
+  CollectiveHandler collective_handler_;
 };
 
 }  // namespace accel::graph

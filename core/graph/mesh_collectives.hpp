@@ -1,0 +1,69 @@
+// MeshCollectives: the collective nodes of an SPMD program met in host
+// memory by the threads that run it, one per device of the mesh. Every device
+// runs the same program, so every device reaches every collective node: each
+// deposits its operand, waits for all, and computes its own output from the
+// operands of its group (the devices that share its coordinates on the mesh
+// axes the collective does not span), ordered by their coordinates on the
+// axes it does span (the order of the shards).
+#pragma once
+
+#include "graph/sharding.hpp"
+
+#include <accel/dtype.hpp>
+#include <accel/shape.hpp>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace accel::graph {
+
+// Device `device`'s coordinate on mesh axis `axis` (devices row-major over the mesh).
+size_t mesh_coordinate(const MeshShape& mesh, size_t device, int32_t axis);
+
+// The shard of a whole value (`whole`, bytes of `whole_shape`) that `device`
+// holds under `sharding`, and the inverse: a device's shard written into its
+// place in the whole value.
+std::vector<std::byte> cut_shard(const std::vector<std::byte>& whole, const Shape& whole_shape,
+                                 const ValueSharding& sharding, const MeshShape& mesh, size_t device, size_t element_bytes);
+void place_shard(std::vector<std::byte>& whole, const Shape& whole_shape, const std::vector<std::byte>& shard,
+                 const ValueSharding& sharding, const MeshShape& mesh, size_t device, size_t element_bytes);
+
+class MeshCollectives {
+ public:
+  explicit MeshCollectives(MeshShape mesh);
+
+  // Device `device`'s output of collective `key` (a node index), whose
+  // operand there is `operand` (bytes of `operand_shape`, `dtype`) and whose
+  // output has `output_shape`. Blocks until every device has called it for
+  // `key`. Throws UnavailableError once abort() was called.
+  std::vector<std::byte> run(size_t key, size_t device, const CollectiveAttributes& attributes, DType dtype,
+                             const Shape& operand_shape, const Shape& output_shape, std::vector<std::byte> operand);
+
+  // Wakes every waiting device with an error: one device failed, the
+  // others must not wait for it.
+  void abort(const std::string& reason);
+  void reset();  // before a run, after an abort
+
+ private:
+  struct Meeting {
+    std::vector<std::vector<std::byte>> operands;
+    size_t arrived = 0;
+    size_t departed = 0;
+  };
+  // Device `device`'s group for `mesh_axes`, in shard order.
+  std::vector<size_t> group_of(size_t device, uint32_t mesh_axes) const;
+
+  MeshShape mesh_;
+  size_t devices_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<size_t, Meeting> meetings_;
+  std::string abort_reason_;
+};
+
+}  // namespace accel::graph

@@ -1,0 +1,60 @@
+// SpmdProgram: a step partitioned by partition_spmd, run for real on the
+// devices of a mesh within one process. Each device runs its own copy of the
+// per-device program (the same program on every device: only the shards it
+// reads differ) on a thread of its own; the collective nodes meet in host
+// memory (mesh_collectives.hpp). The program owns each device's shard of
+// every captured value (variables and optimizer slots, updated in place
+// step after step) and writes them back whole on request.
+//
+// Host nodes (host state such as an optimizer's iteration count) run on the
+// first device only.
+#pragma once
+
+#include "graph/graph.hpp"
+#include "graph/graph_executor.hpp"
+#include "graph/passes/passes.hpp"
+
+#include <accel/tensor.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace accel::graph {
+
+class MeshCollectives;
+
+class SpmdProgram {
+ public:
+  // `partitioned` and `partition` as partition_spmd left them; `devices`
+  // row-major over the mesh (as many as the mesh has). Cuts every captured
+  // value into its devices' shards (copied to them).
+  SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices);
+  ~SpmdProgram();
+
+  // `arguments[d]` holds device d's shard of each parameter. Returns each
+  // device's results (whole: partition_spmd makes results replicated).
+  std::vector<std::vector<Tensor>> run(const std::vector<std::vector<Tensor>>& arguments);
+
+  // Writes every captured value's shards back into its whole tensor (the
+  // variable the step was traced with).
+  void gather_captures();
+
+  // The shard of value `id` (a capture or parameter of the partitioned
+  // graph) that `device` holds, cut from `whole`.
+  Tensor shard_of(const Tensor& whole, ValueId id, size_t device) const;
+
+  size_t device_count() const noexcept { return devices_.size(); }
+
+ private:
+  const ValueSharding& sharding(ValueId id) const { return partition_.shardings[static_cast<size_t>(id)]; }
+
+  SpmdPartition partition_;
+  std::vector<Device> devices_;
+  std::vector<ValueId> captures_;                    // the captured values, in id order
+  std::vector<Tensor> whole_;                        // per capture: the tensor the step was traced with
+  std::vector<std::vector<Tensor>> shards_;          // [device][capture]
+  std::vector<std::unique_ptr<GraphExecutor>> executors_;  // per device
+  std::unique_ptr<MeshCollectives> collectives_;
+};
+
+}  // namespace accel::graph
