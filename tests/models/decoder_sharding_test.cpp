@@ -1,0 +1,204 @@
+// The zoo's decoder-only language model, its training step traced once and
+// partitioned by partition_spmd under a ModelParallel layout map (FSDP over
+// "data" x tensor parallelism over "model": attention heads, the MLP's hidden
+// axis, the vocabulary), run as an SPMD program on 4 logical CPU devices:
+// 20 SGD steps reach the losses and weights of the same step on one device.
+// Its own process: the CPU is split into 4 logical devices before the runtime
+// starts.
+#include "graph/graph_executor.hpp"
+#include "graph/passes/passes.hpp"
+#include "graph/spmd_program.hpp"
+#include "graph/tracer.hpp"
+
+#include <accel/autodiff/gradient_tape.hpp>
+#include <accel/config.hpp>
+#include <accel/keras/backend.hpp>
+#include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/losses.hpp>
+#include <accel/keras/optimizers.hpp>
+#include <accel/placement.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../core/keras/distribution/layout_sharding.hpp"
+#include "model_zoo.hpp"
+
+namespace accel::model_zoo {
+namespace {
+
+using keras::distribution::DeviceMesh;
+using keras::distribution::LayoutMap;
+using keras::distribution::ModelParallel;
+using keras::distribution::TensorLayout;
+
+constexpr int kSteps = 20;
+
+class FourLogicalCpus : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    config::set_logical_device_configuration(config::list_physical_devices("CPU").at(0),
+                                             std::vector<config::LogicalDeviceConfiguration>(4));
+  }
+};
+[[maybe_unused]] ::testing::Environment* const four_logical_cpus =
+    ::testing::AddGlobalTestEnvironment(new FourLogicalCpus);
+
+TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
+
+// Keras 3's variable path: the name without TensorFlow's ":0".
+std::string path_of(const Variable& variable) {
+  const std::string& name = variable.name();
+  return name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0 ? name.substr(0, name.size() - 2) : name;
+}
+
+TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
+  DeviceScope on_cpu("/CPU:0");
+  keras::clear_session();
+  keras::set_random_seed(11);
+  DecoderLanguageModelOptions options;
+  options.vocabulary = 32;
+  options.sequence_length = 8;
+  options.dim = 16;
+  options.heads = 2;
+  options.feed_forward = 32;
+  options.blocks = 2;
+  std::shared_ptr<keras::Model> model = decoder_language_model(options);
+  const auto optimizer = std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.5});
+  const keras::SparseCategoricalCrossentropy loss_function(keras::CrossentropyOptions{.from_logits = true});
+
+  // A batch of 4 sequences of 8 tokens and their next tokens (a fixed pattern to learn).
+  std::vector<int32_t> tokens, next;
+  for (int32_t row = 0; row < 4; ++row) {
+    for (int32_t column = 0; column < 8; ++column) {
+      tokens.push_back((row * 5 + column * 3) % 32);
+      next.push_back((row * 5 + column * 3 + 3) % 32);
+    }
+  }
+  const Tensor x = Tensor::from_vector<int32_t>(tokens, Shape{4, 8});
+  const Tensor y = Tensor::from_vector<int32_t>(next, Shape{4, 8});
+  (void)(*model)(x, /*training=*/false);
+  const std::vector<Variable> weights = model->trainable_weights();
+  optimizer->build(weights);
+
+  // One training step traced; the trace's own update put back.
+  graph::Graph graph;
+  {
+    std::function<void()> rollback;
+    {
+      const std::vector<Tensor> arguments = {x, y};
+      graph::Tracer tracer(arguments);
+      Tensor loss;
+      {
+        std::vector<Tensor> gradients;
+        {
+          GradientTape tape;
+          loss = loss_function(y, (*model)(x, /*training=*/true));
+          gradients = tape.gradient(loss, weights);
+        }
+        std::vector<std::pair<Tensor, Variable>> pairs;
+        for (size_t index = 0; index < weights.size(); ++index) pairs.emplace_back(gradients[index], weights[index]);
+        optimizer->apply_gradients(pairs);
+      }
+      ASSERT_FALSE(tracer.failed()) << tracer.failure();
+      const std::vector<Tensor> results = {loss};
+      graph = tracer.finish(results);
+      rollback = tracer.take_rollback();
+    }
+    rollback();
+  }
+  std::vector<std::vector<float>> initial;
+  for (const Variable& weight : weights) initial.push_back(weight.value().to_vector<float>());
+
+  std::vector<float> reference_losses;
+  {
+    graph::Graph copy = graph;
+    graph::BufferPlan plan = graph::plan_buffers(copy);
+    graph::GraphExecutor reference(std::move(copy), std::move(plan));
+    for (int step = 0; step < kSteps; ++step) {
+      const std::vector<Tensor> arguments = {x, y};
+      reference_losses.push_back(reference.run(arguments)[0].item<float>());
+    }
+  }
+  ASSERT_LT(reference_losses.back(), 0.5f * reference_losses.front()) << "the decoder learns the pattern";
+  std::vector<std::vector<float>> reference_weights;
+  for (const Variable& weight : weights) reference_weights.push_back(weight.value().to_vector<float>());
+  for (size_t index = 0; index < weights.size(); ++index) {
+    Tensor value = weights[index].value();
+    value.assign(Tensor::from_vector(initial[index], value.shape()));
+  }
+
+  LayoutMap layout_map(DeviceMesh({2, 2}, {"data", "model"}, {"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"}));
+  layout_map.set("(query|key|value)/kernel$", layout({"data", "model", std::nullopt}));
+  layout_map.set("(query|key|value)/bias$", layout({"model", std::nullopt}));
+  layout_map.set("attention_output/kernel$", layout({"model", std::nullopt, "data"}));
+  layout_map.set("mlp_in/kernel$", layout({"data", "model"}));
+  layout_map.set("mlp_in/bias$", layout({"model"}));
+  layout_map.set("mlp_out/kernel$", layout({"model", "data"}));
+  layout_map.set("logits/kernel$", layout({"data", "model"}));
+  const ModelParallel distribution(layout_map, "data");
+  const DeviceMesh& mesh = distribution.mesh();
+
+  std::map<const void*, graph::ValueSharding> variable_shardings;  // by storage
+  int32_t sharded_variables = 0;
+  for (const Variable& weight : weights) {
+    const TensorLayout variable_layout = distribution.variable_layout(path_of(weight), weight.value().rank());
+    variable_shardings[weight.value().storage().get()] = keras::distribution::to_sharding(variable_layout, mesh);
+    if (!(variable_layout == TensorLayout::replicated(weight.value().rank()))) ++sharded_variables;
+  }
+  // Per block: q, k, v kernels and biases, the attention output kernel, the MLP's kernels and
+  // hidden bias (10); and the logits kernel.
+  EXPECT_EQ(sharded_variables, 2 * 10 + 1);
+  graph::SpmdInputs inputs;
+  inputs.mesh = keras::distribution::mesh_shape(mesh);
+  const graph::ValueSharding batch = keras::distribution::to_sharding(distribution.data_layout(2), mesh);
+  inputs.parameters = {batch, batch};
+  inputs.capture = [&](graph::ValueId, const graph::Value& value) -> graph::ValueSharding {
+    const auto found = variable_shardings.find(value.tensor.storage().get());
+    return found != variable_shardings.end() ? found->second : graph::ValueSharding{};
+  };
+  const graph::SpmdPartition partition = graph::partition_spmd(graph, inputs);
+  int32_t gathers = 0, scatters = 0, reduces = 0;
+  for (const graph::InsertedCollective& collective : partition.collectives) {
+    gathers += collective.attributes.kind == graph::CollectiveKind::kAllGather;
+    scatters += collective.attributes.kind == graph::CollectiveKind::kReduceScatter;
+    reduces += collective.attributes.kind == graph::CollectiveKind::kAllReduce;
+  }
+  EXPECT_GT(gathers, 0) << "FSDP gathers its weights for use";
+  EXPECT_GT(scatters, 0) << "and reduce-scatters their gradients";
+  EXPECT_GT(reduces, 0) << "row-parallel matmuls' partial sums are all-reduced";
+
+  std::vector<Device> devices;
+  for (const std::string& name : mesh.devices()) devices.push_back(find_device(name));
+  graph::SpmdProgram program(graph, partition, devices);
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<std::vector<Tensor>> arguments(devices.size());
+    for (size_t device = 0; device < devices.size(); ++device) {
+      arguments[device] = {program.shard_of(x, graph.parameters[0], device), program.shard_of(y, graph.parameters[1], device)};
+    }
+    const std::vector<std::vector<Tensor>> results = program.run(arguments);
+    for (size_t device = 0; device < devices.size(); ++device) {
+      const float expected = reference_losses[static_cast<size_t>(step)];
+      EXPECT_NEAR(results[device][0].item<float>(), expected, 1e-5 * expected) << "step " << step << " device " << device;
+    }
+  }
+  program.gather_captures();
+  for (size_t index = 0; index < weights.size(); ++index) {
+    const std::vector<float> trained = weights[index].value().to_vector<float>();
+    ASSERT_EQ(trained.size(), reference_weights[index].size());
+    for (size_t element = 0; element < trained.size(); ++element) {
+      const float expected = reference_weights[index][element];
+      ASSERT_NEAR(trained[element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
+          << weights[index].name() << " [" << element << "]";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace accel::model_zoo
