@@ -46,6 +46,9 @@ class GraphExecutor {
   void set_collective_handler(CollectiveHandler handler) { collective_handler_ = std::move(handler); }
 
   const Graph& graph() const noexcept { return graph_; }
+  // Node `index`'s attribute bytes, for an SPMD program that refreshes them
+  // itself (spmd_program.hpp).
+  std::vector<std::byte>& node_attributes(size_t index) { return graph_.nodes.at(index).attributes; }
   const BufferPlan& plan() const noexcept { return plan_; }
   // Fills the recording fields of `statistics` (recorded_runs ... recording_reason).
   void add_recording_statistics(FunctionStatistics& statistics) const;

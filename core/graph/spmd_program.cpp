@@ -33,6 +33,10 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
     captures_.push_back(static_cast<ValueId>(id));
     whole_.push_back(partitioned.values[id].tensor);
   }
+  for (size_t index = 0; index < partitioned.nodes.size(); ++index) {
+    const Node& node = partitioned.nodes[index];
+    if (node.refresh) refreshed_.push_back(Refreshed{index, node.op, node.refresh});
+  }
   shards_.resize(devices_.size());
   for (size_t device = 0; device < devices_.size(); ++device) {
     detail::LogicalDevice* target = devices_[device].internal();
@@ -40,6 +44,7 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
     for (Node& node : graph.nodes) {
       node.device = target;
       if (node.op == kHostNode && device != 0) node.host_work = [] {};
+      if (node.refresh) node.refresh = [](int32_t, void*) {};  // refreshed by run(), before the devices start
     }
     for (size_t id = 0; id < graph.values.size(); ++id) {
       Value& value = graph.values[id];
@@ -85,6 +90,11 @@ std::vector<std::vector<Tensor>> SpmdProgram::run(const std::vector<std::vector<
                                            devices_.size()));
   }
   collectives_->reset();
+  for (const Refreshed& node : refreshed_) {
+    std::vector<std::byte>& first = executors_.front()->node_attributes(node.node);
+    node.refresh(node.op, first.data());
+    for (size_t device = 1; device < executors_.size(); ++device) executors_[device]->node_attributes(node.node) = first;
+  }
   std::vector<std::vector<Tensor>> results(devices_.size());
   std::vector<std::exception_ptr> errors(devices_.size());
   std::vector<std::thread> threads;

@@ -6,8 +6,11 @@
 // every captured value (variables and optimizer slots, updated in place
 // step after step) and writes them back whole on request.
 //
-// Host nodes (host state such as an optimizer's iteration count) run on the
-// first device only.
+// Host state is touched by one thread only: host nodes (an optimizer's
+// iteration count) run on the first device's thread, and the attributes that
+// are refreshed from host state (a learning rate, an optimizer step, a random
+// stream's position) are refreshed once per step on the calling thread, before
+// the devices start, and copied into every device's program.
 #pragma once
 
 #include "graph/graph.hpp"
@@ -54,6 +57,14 @@ class SpmdProgram {
   std::vector<Tensor> whole_;                        // per capture: the tensor the step was traced with
   std::vector<std::vector<Tensor>> shards_;          // [device][capture]
   std::vector<std::unique_ptr<GraphExecutor>> executors_;  // per device
+  // The refreshed nodes: index, op and how to refresh them (taken out of the
+  // per-device programs, which keep a no-op so that they stay unrecorded).
+  struct Refreshed {
+    size_t node = 0;
+    int32_t op = 0;
+    AttributeRefresh refresh;
+  };
+  std::vector<Refreshed> refreshed_;
   std::unique_ptr<MeshCollectives> collectives_;
 };
 
