@@ -3,7 +3,7 @@
 #   1. the release build (plugins, CUDA when nvcc is present) and every test;
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (slow tests excluded,
 #      and the fuzz test, which already runs under clang's ASan + UBSan in step 1);
-#   3. the tests labelled "tsan" (the input pipeline) under ThreadSanitizer.
+#   3. the tests labelled "tsan" (the input pipeline, SPMD programs) under ThreadSanitizer.
 # Set ACCEL_TEST_QUICK=1 to run step 1 only.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
