@@ -4,13 +4,14 @@
 // step is straight-line code; the rule of each op says which shardings it
 // runs on, given its operands', and what its outputs then are.
 #include "graph/passes/passes.hpp"
-#include "runtime/op_registry.hpp"
+#include "graph/passes/storage.hpp"
 
 #include <accel/error.hpp>
 #include <accel/plugin/op_classes.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -85,11 +86,11 @@ class Partitioner {
     for (Node& node : nodes) {
       consumer_ = node.label.empty() ? node_name(node.op) : node.label;
       const Rule rule = rule_for(node);
-      const uint32_t updated = node.op == kAssignNode ? 1u : (node.op < ACCEL_OP_COUNT ? detail::op_info(node.op).updated_inputs : 0u);
+      const std::vector<ValueId> written = values_written_in_place(node);
       for (size_t input = 0; input < node.inputs.size(); ++input) {
         const ValueId before = node.inputs[input];
         node.inputs[input] = reshard(before, rule.inputs[input]);
-        if (((updated >> input) & 1u) != 0 && node.inputs[input] != before) {
+        if (node.inputs[input] != before && std::find(written.begin(), written.end(), before) != written.end()) {
           throw InvalidArgumentError(fmt::format(
               "SPMD partitioning: {} updates its input {} in place, whose layout {} is not the one the op runs on, {}; "
               "give an optimizer's slots and gradients the layout of their variable",
@@ -169,15 +170,15 @@ class Partitioner {
     output.shape = source.shape;  // global until make_shapes_local
     output.dtype = source.dtype;
     output.device = source.device;
-    output.producer = static_cast<int32_t>(graph_.nodes.size());
+    const auto index = static_cast<int32_t>(graph_.nodes.size());
+    output.producer = index;
     const ValueId id = graph_.add_value(std::move(output));
     node.outputs = {id};
     shardings_.push_back(result);
-    collectives_.push_back(InsertedCollective{output_node_index(), input, id, attributes, consumer_, 0, 0});
+    collectives_.push_back(InsertedCollective{index, input, id, attributes, consumer_, 0, 0});
     graph_.nodes.push_back(std::move(node));
     return id;
   }
-  int32_t output_node_index() const { return static_cast<int32_t>(graph_.nodes.size()); }
 
   // The collectives that turn `value` into `target`, in XLA's order: partial
   // results reduced first (scattered where the target splits a whole
