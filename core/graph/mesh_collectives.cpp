@@ -136,15 +136,13 @@ void copy_box(std::byte* whole, const Shape& whole_shape, std::byte* shard, cons
 // The box a device's shard is in the whole value: its shape and offsets.
 std::pair<Shape, std::vector<int64_t>> shard_box(const Shape& whole_shape, const ValueSharding& sharding,
                                                  const MeshShape& mesh, size_t device) {
-  std::vector<int64_t> dims = whole_shape.dims();
-  std::vector<int64_t> offsets(dims.size(), 0);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const int32_t axis = d < sharding.dimension_axes.size() ? sharding.dimension_axes[d] : kReplicated;
-    if (axis == kReplicated) continue;
-    dims[d] /= mesh.axis_sizes[static_cast<size_t>(axis)];
-    offsets[d] = dims[d] * static_cast<int64_t>(mesh_coordinate(mesh, device, axis));
+  Shape box = local_shape(whole_shape, sharding, mesh, "a sharded value");
+  std::vector<int64_t> offsets(static_cast<size_t>(box.rank()), 0);
+  for (int32_t d = 0; d < box.rank(); ++d) {
+    const int32_t axis = static_cast<size_t>(d) < sharding.dimension_axes.size() ? sharding.dimension_axes[static_cast<size_t>(d)] : kReplicated;
+    if (axis != kReplicated) offsets[static_cast<size_t>(d)] = box[d] * static_cast<int64_t>(mesh_coordinate(mesh, device, axis));
   }
-  return {Shape(std::move(dims)), std::move(offsets)};
+  return {std::move(box), std::move(offsets)};
 }
 
 }  // namespace

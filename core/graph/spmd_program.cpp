@@ -76,12 +76,8 @@ Tensor SpmdProgram::shard_of(const Tensor& whole, ValueId id, size_t device) con
   const size_t element_bytes = dtype_size(whole.dtype());
   const std::vector<std::byte> shard =
       cut_shard(host_bytes(whole), whole.shape(), sharding(id), partition_.mesh, device, element_bytes);
-  std::vector<int64_t> dims = whole.shape().dims();
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const int32_t axis = sharding(id).dimension_axes[d];
-    if (axis != kReplicated) dims[d] /= partition_.mesh.axis_sizes[static_cast<size_t>(axis)];
-  }
-  return Tensor::from_host(shard.data(), Shape(dims), whole.dtype(), devices_[device]);
+  const Shape shard_shape = local_shape(whole.shape(), sharding(id), partition_.mesh, fmt::format("value {}", id));
+  return Tensor::from_host(shard.data(), shard_shape, whole.dtype(), devices_[device]);
 }
 
 std::vector<std::vector<Tensor>> SpmdProgram::run(const std::vector<std::vector<Tensor>>& arguments) {
