@@ -3,7 +3,6 @@
 // through the mean and variance.
 #include <accel/keras/layers/layer_normalization.hpp>
 
-#include <accel/error.hpp>
 #include <accel/ops.hpp>
 
 #include "../utils/cast_to.hpp"
@@ -15,13 +14,7 @@ namespace accel::keras {
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer("LayerNormalization", options.name), options_(std::move(options)) {
   set_autocast(false);  // Keras 3: computes in float32 from the inputs as given
-  if (options_.axis.empty()) {
-    throw InvalidArgumentError("LayerNormalization '" + name() + "': axis must name at least one axis");
-  }
-  if (!(options_.epsilon > 0.0)) {
-    throw InvalidArgumentError("LayerNormalization '" + name() + "': epsilon must be positive, got " +
-                               std::to_string(options_.epsilon));
-  }
+  normalized_axes::check_options(options_.axis, options_.epsilon, "LayerNormalization '" + name() + "'");
 }
 
 void LayerNormalization::build_weights(const LayerShape& input_shape) {

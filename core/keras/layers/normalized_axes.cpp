@@ -6,6 +6,11 @@
 
 namespace accel::keras::normalized_axes {
 
+void check_options(const std::vector<int32_t>& axis, double epsilon, const std::string& layer) {
+  if (axis.empty()) throw InvalidArgumentError(layer + ": axis must name at least one axis");
+  if (!(epsilon > 0.0)) throw InvalidArgumentError(layer + ": epsilon must be positive, got " + std::to_string(epsilon));
+}
+
 Resolved resolve(const std::vector<int32_t>& axis, const LayerShape& input_shape, const std::string& layer) {
   if (axis.empty()) throw InvalidArgumentError(layer + ": axis must name at least one axis");
   const auto rank = static_cast<int32_t>(input_shape.size());

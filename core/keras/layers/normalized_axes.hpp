@@ -20,6 +20,10 @@ struct Resolved {
   Shape broadcast_shape;      // 1 everywhere but the axes
 };
 
+// The options every such layer takes: InvalidArgumentError naming `layer`
+// for no axis or an epsilon that is not positive.
+void check_options(const std::vector<int32_t>& axis, double epsilon, const std::string& layer);
+
 // InvalidArgumentError naming `layer` ("LayerNormalization 'ln'") for an axis
 // out of range, given twice, or of unknown size.
 Resolved resolve(const std::vector<int32_t>& axis, const LayerShape& input_shape, const std::string& layer);

@@ -1,6 +1,5 @@
 #include <accel/keras/layers/rms_normalization.hpp>
 
-#include <accel/error.hpp>
 #include <accel/ops.hpp>
 
 #include "../utils/cast_to.hpp"
@@ -10,13 +9,7 @@ namespace accel::keras {
 
 RMSNormalization::RMSNormalization(RMSNormalizationOptions options)
     : Layer("RMSNormalization", options.name), options_(std::move(options)) {
-  if (options_.axis.empty()) {
-    throw InvalidArgumentError("RMSNormalization '" + name() + "': axis must name at least one axis");
-  }
-  if (!(options_.epsilon > 0.0)) {
-    throw InvalidArgumentError("RMSNormalization '" + name() + "': epsilon must be positive, got " +
-                               std::to_string(options_.epsilon));
-  }
+  normalized_axes::check_options(options_.axis, options_.epsilon, "RMSNormalization '" + name() + "'");
 }
 
 void RMSNormalization::build_weights(const LayerShape& input_shape) {
