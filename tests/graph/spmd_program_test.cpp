@@ -11,7 +11,6 @@
 #include "graph/tracer.hpp"
 
 #include <accel/autodiff/gradient_tape.hpp>
-#include <accel/config.hpp>
 #include <accel/device.hpp>
 #include <accel/ops.hpp>
 #include <accel/placement.hpp>
@@ -22,6 +21,8 @@
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include "../common/split_cpu_environment.hpp"
 
 
 namespace accel::graph {
@@ -77,15 +78,8 @@ struct Mlp {
   }
 };
 
-class FourLogicalCpus : public ::testing::Environment {
- public:
-  void SetUp() override {
-    const std::vector<config::PhysicalDevice> cpus = config::list_physical_devices("CPU");
-    config::set_logical_device_configuration(cpus.at(0), std::vector<config::LogicalDeviceConfiguration>(4));
-  }
-};
 [[maybe_unused]] ::testing::Environment* const four_logical_cpus =
-    ::testing::AddGlobalTestEnvironment(new FourLogicalCpus);
+    ::testing::AddGlobalTestEnvironment(new testing::SplitCpuEnvironment(4));
 
 void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, const char* what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;

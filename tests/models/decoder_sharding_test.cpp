@@ -11,7 +11,6 @@
 #include "graph/tracer.hpp"
 
 #include <accel/autodiff/gradient_tape.hpp>
-#include <accel/config.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/distribution/distribution.hpp>
 #include <accel/keras/losses.hpp>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "../../core/keras/distribution/layout_sharding.hpp"
+#include "../common/split_cpu_environment.hpp"
 #include "model_zoo.hpp"
 
 namespace accel::model_zoo {
@@ -40,15 +40,8 @@ using keras::distribution::TensorLayout;
 
 constexpr int kSteps = 20;
 
-class FourLogicalCpus : public ::testing::Environment {
- public:
-  void SetUp() override {
-    config::set_logical_device_configuration(config::list_physical_devices("CPU").at(0),
-                                             std::vector<config::LogicalDeviceConfiguration>(4));
-  }
-};
 [[maybe_unused]] ::testing::Environment* const four_logical_cpus =
-    ::testing::AddGlobalTestEnvironment(new FourLogicalCpus);
+    ::testing::AddGlobalTestEnvironment(new testing::SplitCpuEnvironment(4));
 
 TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
 
