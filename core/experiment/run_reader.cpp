@@ -368,7 +368,8 @@ class RunReader {
     data.source = data.options.at("source").as_text();
     // Keys that only mean something for some sources.
     static const std::map<std::string, std::vector<std::string>> kSourceKeys{
-        {"path", {"fashion_mnist", "mnist", "csv"}}, {"split", {"fashion_mnist", "mnist"}},
+        {"path", {"fashion_mnist", "mnist", "csv", "text"}}, {"split", {"fashion_mnist", "mnist"}},
+        {"sequence_length", {"text"}}, {"held_out", {"text"}},
         {"images", {"idx"}},       {"labels", {"idx"}},       {"label_column", {"csv"}},
         {"header", {"csv"}},       {"shape", {"synthetic"}},  {"classes", {"synthetic"}},
         {"samples", {"synthetic"}}, {"tokens", {"fashion_mnist", "mnist"}},
@@ -408,6 +409,14 @@ class RunReader {
     } else if (data.source == "csv") {
       require("path", "data/train.csv");
       existing("path", false);
+    } else if (data.source == "text") {
+      require("path", "/usr/share/common-licenses/GPL-3");
+      existing("path", false);
+      const int64_t length = data.options.at("sequence_length").as_int();
+      data.example_shape = {length};
+      data.example_dtype = "int32";
+      data.classes = 256;
+      data.label_shape = {length};
     } else if (data.source == "synthetic") {
       // data.shape is required for a model of one input (check_data_for_model_ends).
       if (node.find("shape") != nullptr) data.example_shape = data.options.at("shape").as_ints();
@@ -826,7 +835,19 @@ class RunReader {
       fail_at(training.loss.where, "sparse_categorical_crossentropy needs integer labels but data.one_hot is true",
               "categorical_crossentropy, or data.one_hot: false");
     }
-    if (loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") {
+    if ((loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") && !data.label_shape.empty()) {
+      // A label per position (text): [batch, positions..., classes].
+      Shape expected{-1};
+      expected.insert(expected.end(), data.label_shape.begin(), data.label_shape.end());
+      expected.push_back(data.classes.value_or(-1));
+      if (output.size() != expected.size() ||
+          !std::equal(output.begin() + 1, output.end() - 1, expected.begin() + 1) ||
+          (data.classes && output.back() != *data.classes)) {
+        fail_at(last.where, fmt::format("{} outputs {}, but source '{}' has a label per position", where_layer,
+                                        shape_text(output), data.source),
+                fmt::format("{} scores at every position: {}", data.classes.value_or(0), shape_text(expected)));
+      }
+    } else if (loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") {
       if (output.size() != 2) {
         fail_at(last.where, fmt::format("{} outputs {}, but {} compares one score per class", where_layer,
                                         shape_text(output), loss),

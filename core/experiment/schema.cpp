@@ -586,10 +586,17 @@ std::vector<Field> run_fields() {
        optional("repeats", integer(1, 1 << 20), "10", "Timed repetitions (the median is reported).", "20"),
        optional("warmup", integer(0, 1 << 20), "2", "Untimed repetitions first.", "1")});
   const auto data = mapping(
-      {required("source", choice({"fashion_mnist", "mnist", "idx", "csv", "synthetic"}), "Where examples come from.",
+      {required("source", choice({"fashion_mnist", "mnist", "idx", "csv", "synthetic", "text"}),
+                "Where examples come from. text: any file as next-byte prediction (a byte-level language model's "
+                "task; vocabulary 256).",
                 "fashion_mnist"),
        optional("path", text(), "fashion_mnist: $ACCEL_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist",
-                "fashion_mnist / mnist: the folder of IDX files; csv: the file.", "data/train.csv"),
+                "fashion_mnist / mnist: the folder of IDX files; csv, text: the file.", "data/train.csv"),
+       optional("sequence_length", integer(1, 1 << 20), "64",
+                "text: bytes per example (int32 [sequence_length]); its labels are the next byte at every position.",
+                "128"),
+       optional("held_out", number(0, 0.9, true), "0.1",
+                "text: the fraction of the file, at its end, kept out of training and evaluated after it.", "0.05"),
        optional("split", choice({"train", "test"}), "train", "fashion_mnist / mnist: which files.", "test"),
        optional("images", text(), "none", "idx: the images file (required for idx).", "train-images-idx3-ubyte.gz"),
        optional("labels", text(), "none", "idx: the labels file (required for idx).", "train-labels-idx1-ubyte.gz"),
@@ -720,9 +727,12 @@ constexpr const char* kRulesAcrossKeys = R"(
 - **Data sources.** `path`, `split` and `tokens` apply to fashion_mnist / mnist (`path` a folder);
   `images` and `labels` (required) to idx; `path` (required), `label_column`, `header`,
   `input_columns`, `label_columns` to csv; `shape` (required for one input), `classes`,
-  `samples` to synthetic. Paths are relative to the experiment file
-  and must exist. fashion_mnist and mnist examples are 28x28 with 10 classes; with
-  `tokens: fashion_mnist_blocks` they are int32 sequences of 49 tokens in 0..15.
+  `samples` to synthetic; `path` (required), `sequence_length` and `held_out` to text. Paths are
+  relative to the experiment file and must exist. fashion_mnist and mnist examples are 28x28
+  with 10 classes; with `tokens: fashion_mnist_blocks` they are int32 sequences of 49 tokens in
+  0..15. text examples are int32 sequences of `sequence_length` bytes labelled with the next
+  byte at every position, so the model outputs [batch, sequence_length, 256]; the last
+  `held_out` of the file is the evaluation split.
 - **Shapes.** The first layer's `input_shape` (or else the data's example shape) is walked
   through the layers with Keras' rules: dense maps the last axis of any rank >= 2; conv2d and
   the 2-D poolings need rank 4 (`[batch, height, width, channels]`), and a `valid` window must

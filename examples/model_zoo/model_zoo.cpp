@@ -18,6 +18,7 @@ const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>>& bui
       {"vit_fashion_mnist", [] { return vit_fashion_mnist(); }},
       {"transformer_encoder_classifier", [] { return transformer_encoder_classifier(); }},
       {"decoder_language_model", [] { return decoder_language_model(); }},
+      {"decoder_lm", [] { return decoder_language_model(decoder_lm_options()); }},
   };
   return table;
 }

@@ -61,6 +61,11 @@ struct TransformerEncoderOptions {
 // blocks, global average pooling over the sequence, Dense softmax.
 std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEncoderOptions& options = {});
 
+// The decoder's MLP: Dense(feed_forward, relu | gelu) then Dense(dim), or
+// SwiGLU (Llama's): Dense(dim)(silu(x W_gate) * (x W_up)), without biases.
+enum class DecoderMlp { kRelu, kGelu, kSwiGlu };
+enum class DecoderNorm { kRms, kLayer };  // RMSNormalization or LayerNormalization(epsilon 1e-6)
+
 struct DecoderLanguageModelOptions {
   int64_t vocabulary = 256;  // bytes
   int64_t sequence_length = 64;
@@ -68,14 +73,26 @@ struct DecoderLanguageModelOptions {
   int64_t heads = 4;
   int64_t feed_forward = 256;
   int64_t blocks = 2;
+  DecoderMlp mlp = DecoderMlp::kGelu;
+  DecoderNorm norm = DecoderNorm::kRms;
+  // false: x + attention(norm1(x)), then x + mlp(norm2(x)) (GPT-2, Llama);
+  // true: x + attention(norm1(x)) + mlp(norm1(x)), one Add (GPT-J, PaLM).
+  bool parallel_block = false;
+  bool causal = true;  // position i attends to positions <= i only
+  std::string name = "decoder_language_model";
 };
 
 // A decoder-only language model: token embeddings plus a learned position
-// embedding, `blocks` pre-norm blocks (RMSNormalization, causal self-attention,
-// a GELU MLP, residual adds), a final RMSNormalization and logits over the
-// vocabulary at every position (the next token's; separate from the embedding).
-// int32 [sequence_length] -> float32 [sequence_length, vocabulary].
+// embedding, `blocks` pre-norm blocks (norms, self-attention, an MLP,
+// residual adds; the options above), a final norm and logits over the
+// vocabulary at every position (the next token's; separate from the
+// embedding). int32 [sequence_length] -> float32 [sequence_length, vocabulary].
+// tools/keras_goldens/zoo_models.py is its Keras twin, name for name.
 std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options = {});
+
+// configs/models/decoder_lm.yaml's configuration: SwiGLU MLPs of 192 units,
+// named "decoder_lm".
+DecoderLanguageModelOptions decoder_lm_options();
 
 // The names of the models above, and one built by name with its defaults
 // (NotFoundError for another name, listing these).

@@ -2,8 +2,9 @@
 // (pre-norm blocks) and a Transformer encoder over token ids (post-norm
 // blocks, as the original Transformer and Keras's text-classification
 // example), both without a class token: global average pooling feeds the
-// head; and a decoder-only language model (pre-norm RMSNormalization blocks
-// with causal self-attention, logits at every position).
+// head; and a decoder-only language model (pre-norm blocks, sequential or
+// parallel, with causal self-attention and a ReLU, GELU or SwiGLU MLP, logits
+// at every position).
 #include "model_zoo.hpp"
 
 #include <accel/error.hpp>
@@ -12,6 +13,7 @@
 #include <accel/keras/layers/global_average_pooling1d.hpp>
 #include <accel/keras/layers/layer_normalization.hpp>
 #include <accel/keras/layers/multi_head_attention.hpp>
+#include <accel/keras/layers/multiply.hpp>
 #include <accel/keras/layers/position_embedding.hpp>
 #include <accel/keras/layers/reshape.hpp>
 #include <accel/keras/layers/rms_normalization.hpp>
@@ -44,8 +46,10 @@ KerasTensor rms_norm(const KerasTensor& x, const std::string& name) {
   return (*std::make_shared<keras::RMSNormalization>(keras::RMSNormalizationOptions{.name = name}))(x);
 }
 
-KerasTensor dense(const KerasTensor& x, int64_t units, const std::string& activation, const std::string& name) {
-  return (*std::make_shared<keras::Dense>(units, keras::DenseOptions{.activation = activation, .name = name}))(x);
+KerasTensor dense(const KerasTensor& x, int64_t units, const std::string& activation, const std::string& name,
+                  bool use_bias = true) {
+  return (*std::make_shared<keras::Dense>(
+      units, keras::DenseOptions{.activation = activation, .use_bias = use_bias, .name = name}))(x);
 }
 
 KerasTensor add(const KerasTensor& a, const KerasTensor& b, const std::string& name) {
@@ -115,18 +119,37 @@ std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelO
   KerasTensor x = (*std::make_shared<keras::Embedding>(options.vocabulary, options.dim,
                                                        keras::EmbeddingOptions{.name = "token_embedding"}))(inputs);
   x = position_embedding(x);
+  auto normalize = [&](const KerasTensor& y, const std::string& name) {
+    return options.norm == DecoderNorm::kRms ? rms_norm(y, name) : layer_norm(y, name);
+  };
+  auto feed = [&](const KerasTensor& y, const std::string& prefix) {
+    if (options.mlp == DecoderMlp::kSwiGlu) {
+      const KerasTensor gate = dense(y, options.feed_forward, "silu", prefix + "_mlp_gate", /*use_bias=*/false);
+      const KerasTensor up = dense(y, options.feed_forward, "linear", prefix + "_mlp_up", /*use_bias=*/false);
+      const KerasTensor product = (*std::make_shared<keras::Multiply>(prefix + "_mlp_product"))({gate, up});
+      return dense(product, options.dim, "linear", prefix + "_mlp_out", /*use_bias=*/false);
+    }
+    const KerasTensor hidden =
+        dense(y, options.feed_forward, options.mlp == DecoderMlp::kRelu ? "relu" : "gelu", prefix + "_mlp_in");
+    return dense(hidden, options.dim, "linear", prefix + "_mlp_out");
+  };
   for (int64_t index = 1; index <= options.blocks; ++index) {
-    const std::string name = "block" + std::to_string(index);
-    KerasTensor y = self_attention(rms_norm(x, name + "_norm1"), options.dim, options.heads, name + "_attention",
-                                   /*causal=*/true);
-    x = add(x, y, name + "_add1");
-    y = dense(rms_norm(x, name + "_norm2"), options.feed_forward, "gelu", name + "_mlp_in");
-    y = dense(y, options.dim, "linear", name + "_mlp_out");
-    x = add(x, y, name + "_add2");
+    const std::string prefix = "block" + std::to_string(index);
+    const KerasTensor h = normalize(x, prefix + "_norm1");
+    const KerasTensor attention = self_attention(h, options.dim, options.heads, prefix + "_attention", options.causal);
+    if (options.parallel_block) {
+      x = (*std::make_shared<keras::Add>(prefix + "_add"))({x, attention, feed(h, prefix)});
+      continue;
+    }
+    x = add(x, attention, prefix + "_add1");
+    x = add(x, feed(normalize(x, prefix + "_norm2"), prefix), prefix + "_add2");
   }
-  x = rms_norm(x, "final_norm");
-  return std::make_shared<keras::Model>(inputs, dense(x, options.vocabulary, "linear", "logits"),
-                                        "decoder_language_model");
+  x = normalize(x, "final_norm");
+  return std::make_shared<keras::Model>(inputs, dense(x, options.vocabulary, "linear", "logits"), options.name);
+}
+
+DecoderLanguageModelOptions decoder_lm_options() {
+  return {.feed_forward = 192, .mlp = DecoderMlp::kSwiGlu, .name = "decoder_lm"};
 }
 
 }  // namespace accel::model_zoo

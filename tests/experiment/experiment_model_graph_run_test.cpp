@@ -10,12 +10,14 @@
 //    an auxiliary head on Fashion-MNIST;
 //  - the model zoo's files run: ResNet-18 on synthetic images, and the
 //    Transformer encoder on Fashion-MNIST token sequences (data.tokens) with
-//    training.evaluation_steps bounding the evaluation.
+//    training.evaluation_steps bounding the evaluation, and the decoder on a
+//    real text beating the unigram entropy of its held-out bytes.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "run_test_support.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -167,6 +169,28 @@ TEST(ModelGraphRuns, TheZoosTransformerTrainsOnFashionMnistTokens) {
   EXPECT_EQ(run["evaluation_examples"], 2 * 64);
   EXPECT_TRUE(run["evaluation"].contains("accuracy")) << run.dump();
   EXPECT_NE(run["notes"].dump().find("fashion_mnist_blocks"), std::string::npos) << run["notes"].dump();
+}
+
+// The docs' recipe for the decoder (docs/model-zoo.md): configs/models/decoder_lm.yaml
+// as shipped learns the GPL-3 text byte by byte, and its loss on the held-out
+// tail falls below the unigram entropy of those bytes: it predicts from
+// context, not from byte frequencies alone.
+TEST(ModelGraphRuns, TheZoosDecoderBeatsTheUnigramEntropyOnHeldOutText) {
+  if (!fs::exists("/usr/share/common-licenses/GPL-3")) GTEST_SKIP() << "Debian's base-files text GPL-3 is missing";
+  const fs::path out = scratch_dir("decoder_lm");
+  const json document =
+      run_experiment(fs::path(EXPERIMENT_SOURCE_DIR) / "configs/models/decoder_lm.yaml", out);
+  const json& run = document["runs"][0];
+  ASSERT_EQ(run["status"], "completed") << run["reason"];
+  ASSERT_TRUE(run["held_out_unigram_entropy"].is_number()) << run.dump();
+  const double entropy = run["held_out_unigram_entropy"].get<double>();
+  EXPECT_GT(entropy, 2.5) << "English text's bytes carry 3 to 3.5 nats each";
+  EXPECT_LT(entropy, std::log(256.0));
+  const double first_loss = run["steps"][0]["logs"]["loss"].get<double>();
+  EXPECT_NEAR(first_loss, std::log(256.0), 0.5) << "a fresh model guesses about uniformly";
+  EXPECT_LT(run["evaluation"]["loss"].get<double>(), entropy);
+  EXPECT_EQ(run["evaluation_examples"], 54) << "the last tenth of the text in windows of 64 bytes";
+  EXPECT_NE(read_text(out / "report.md").find("held-out unigram entropy"), std::string::npos);
 }
 
 // A graph of two inputs and two outputs (an image and a feature vector in,

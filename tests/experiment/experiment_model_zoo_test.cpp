@@ -81,6 +81,7 @@ const std::vector<ZooFile>& zoo_files() {
       // ResNet-18's parameters do not depend on the input size (global
       // average pooling feeds the head): the 224x224 golden holds for 32x32.
       {"resnet18.yaml", "resnet18_224x224x3_1000", [] { return model_zoo::resnet18({{32, 32, 3}, 1000}); }},
+      {"decoder_lm.yaml", "decoder_lm", [] { return model_zoo::decoder_language_model(model_zoo::decoder_lm_options()); }},
   };
   return files;
 }

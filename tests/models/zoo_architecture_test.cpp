@@ -31,6 +31,16 @@ const std::map<std::string, std::function<std::shared_ptr<keras::Model>()>>& con
       {"vit_fashion_mnist_p4", [] { return vit_fashion_mnist({.patch_size = 4}); }},
       {"vit_fashion_mnist_p7", [] { return vit_fashion_mnist({.patch_size = 7}); }},
       {"transformer_encoder_classifier", [] { return transformer_encoder_classifier(); }},
+      {"decoder_language_model", [] { return decoder_language_model(); }},
+      {"decoder_lm", [] { return decoder_language_model(decoder_lm_options()); }},
+      {"decoder_lm_parallel_layer_norm_relu",
+       [] {
+         return decoder_language_model({.mlp = DecoderMlp::kRelu,
+                                        .norm = DecoderNorm::kLayer,
+                                        .parallel_block = true,
+                                        .causal = false,
+                                        .name = "decoder_lm_parallel_layer_norm_relu"});
+       }},
   };
   return table;
 }

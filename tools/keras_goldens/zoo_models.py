@@ -7,8 +7,9 @@ tables made from these definitions (make_zoo_goldens.py).
 
 Every layer is named explicitly, the input too ("input_1", tf.keras 2's name
 for the first Input of a session), so nothing depends on name counters.
-Every model ends in Dense(classes, activation="softmax") named "predictions"
-(train with sparse_categorical_crossentropy on probabilities).
+Every classifier ends in Dense(classes, activation="softmax") named
+"predictions" (train with sparse_categorical_crossentropy on probabilities);
+the decoder ends in logits (from_logits=True).
 
 Needs Keras (3.x here; the definitions use nothing that differs from tf.keras
 2.15 except where docs/model-zoo.md says so).
@@ -278,6 +279,55 @@ def transformer_encoder_classifier(vocab=TOKEN_VOCAB, sequence_length=TOKEN_SEQU
     return keras.Model(inputs, outputs, name="transformer_encoder_classifier")
 
 
+def decoder_language_model(vocabulary=256, sequence_length=64, dim=64, heads=4, feed_forward=256, blocks=2,
+                           mlp="gelu", norm="rms", parallel_block=False, causal=True,
+                           name="decoder_language_model"):
+    """Decoder-only language model: Embedding(vocabulary, dim) + PositionEmbedding,
+    `blocks` pre-norm blocks, a final norm and Dense(vocabulary) logits at
+    every position (untied from the embedding; no softmax: train with
+    from_logits=True). Norms are RMSNormalization (norm="rms") or
+    LayerNormalization(eps 1e-6) (norm="layer"). A sequential block (GPT-2,
+    Llama) is
+
+        x = x + MultiHeadAttention(heads, dim/heads)(n1(x), n1(x), use_causal_mask=causal)
+        x = x + mlp(n2(x))
+
+    a parallel one (GPT-J, PaLM) is x = x + attention(n1(x)) + mlp(n1(x)), one
+    Add of three. The MLP is Dense(feed_forward, relu|gelu) then Dense(dim), or
+    SwiGLU (mlp="swiglu", no biases): Dense(dim)(silu(x W_gate) * (x W_up))."""
+    inputs = keras.Input(shape=(sequence_length,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocabulary, dim, name="token_embedding")(inputs)
+    x = PositionEmbedding(name="position_embedding")(x)
+
+    def normalize(x, layer_name):
+        if norm == "rms":
+            return layers.RMSNormalization(name=layer_name)(x)
+        return layers.LayerNormalization(epsilon=LN_EPSILON, name=layer_name)(x)
+
+    def feed(x, prefix):
+        if mlp == "swiglu":
+            gate = layers.Dense(feed_forward, activation="silu", use_bias=False, name=prefix + "_mlp_gate")(x)
+            up = layers.Dense(feed_forward, use_bias=False, name=prefix + "_mlp_up")(x)
+            product = layers.Multiply(name=prefix + "_mlp_product")([gate, up])
+            return layers.Dense(dim, use_bias=False, name=prefix + "_mlp_out")(product)
+        y = layers.Dense(feed_forward, activation=mlp, name=prefix + "_mlp_in")(x)
+        return layers.Dense(dim, name=prefix + "_mlp_out")(y)
+
+    for index in range(1, blocks + 1):
+        prefix = f"block{index}"
+        h = normalize(x, prefix + "_norm1")
+        attention = layers.MultiHeadAttention(heads, dim // heads, name=prefix + "_attention")(
+            h, h, use_causal_mask=causal)
+        if parallel_block:
+            x = layers.Add(name=prefix + "_add")([x, attention, feed(h, prefix)])
+            continue
+        x = layers.Add(name=prefix + "_add1")([x, attention])
+        x = layers.Add(name=prefix + "_add2")([x, feed(normalize(x, prefix + "_norm2"), prefix)])
+    x = normalize(x, "final_norm")
+    outputs = layers.Dense(vocabulary, name="logits")(x)
+    return keras.Model(inputs, outputs, name=name)
+
+
 # name -> (builder, keyword arguments): every configuration the goldens cover.
 CONFIGURATIONS = {
     "resnet50_224x224x3_1000": (resnet50, {"input_shape": (224, 224, 3), "classes": 1000}),
@@ -288,6 +338,12 @@ CONFIGURATIONS = {
     "vit_fashion_mnist_p4": (vit_fashion_mnist, {"patch_size": 4}),
     "vit_fashion_mnist_p7": (vit_fashion_mnist, {"patch_size": 7}),
     "transformer_encoder_classifier": (transformer_encoder_classifier, {}),
+    "decoder_language_model": (decoder_language_model, {}),
+    # configs/models/decoder_lm.yaml
+    "decoder_lm": (decoder_language_model, {"feed_forward": 192, "mlp": "swiglu", "name": "decoder_lm"}),
+    "decoder_lm_parallel_layer_norm_relu": (decoder_language_model, {
+        "mlp": "relu", "norm": "layer", "parallel_block": True, "causal": False,
+        "name": "decoder_lm_parallel_layer_norm_relu"}),
 }
 
 

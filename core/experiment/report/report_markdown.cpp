@@ -121,6 +121,11 @@ std::string run_details(const RunResult& run) {
                       format_seconds(run.fit_wall_seconds), format_seconds(run.evaluation_wall_seconds), run.evaluation_examples);
   text += compiled_step_line(run);
   for (const auto& [name, value] : run.evaluation) text += fmt::format("- test {}: {}\n", name, format_number(value));
+  if (run.held_out_unigram_entropy) {
+    text += fmt::format("- held-out unigram entropy: {} nats (the loss of a model that knows only how often each byte "
+                        "occurs; below it, the model has learned context)\n",
+                        format_number(*run.held_out_unigram_entropy));
+  }
   if (run.emulator) {
     const EmulatorTotals& totals = *run.emulator;
     text += fmt::format(

@@ -243,6 +243,7 @@ ordered_json run_json(const RunResult& run) {
       {"evaluation", run.evaluation},
       {"evaluation_wall_seconds", run.evaluation_wall_seconds},
       {"evaluation_examples", run.evaluation_examples},
+      {"held_out_unigram_entropy", optional_json(run.held_out_unigram_entropy)},
       {"profiled_first_step", run.profiled_first_step},
       {"profiled_steps", run.profiled_steps},
       {"peak",
@@ -314,6 +315,9 @@ RunResult run_from_json(const json& entry) {
   run.evaluation = number_map(entry, "evaluation");
   run.evaluation_wall_seconds = number(entry, "evaluation_wall_seconds");
   run.evaluation_examples = entry.value("evaluation_examples", int64_t{0});
+  if (entry.contains("held_out_unigram_entropy") && entry["held_out_unigram_entropy"].is_number()) {
+    run.held_out_unigram_entropy = entry["held_out_unigram_entropy"].get<double>();
+  }
   run.profiled_first_step = entry.value("profiled_first_step", int64_t{0});
   run.profiled_steps = entry.value("profiled_steps", int64_t{0});
   if (entry.contains("peak")) {

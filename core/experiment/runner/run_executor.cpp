@@ -143,6 +143,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     input_shape.assign(dims.begin() + 1, dims.end());
   }
   result.notes.insert(result.notes.end(), data.notes.begin(), data.notes.end());
+  result.held_out_unigram_entropy = data.test_unigram_entropy;
 
   result.peak = backend_peak(device);
   // Without a strategy the model lives on the run's device; with one, the

@@ -2,6 +2,7 @@
 
 #include "../model_graph_reader.hpp"
 
+#include <accel/data/byte_text.hpp>
 #include <accel/data/fashion_mnist_tokens.hpp>
 
 #include <accel/data/csv_reader.hpp>
@@ -48,6 +49,7 @@ struct OneInput {
   std::optional<Tensor> test_x;
   std::optional<Tensor> test_y;
   std::vector<std::string> notes;
+  std::optional<double> test_unigram_entropy;
 };
 
 OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& input_shape) {
@@ -74,6 +76,19 @@ OneInput load_one_input(const DataConfig& data, const std::vector<int64_t>& inpu
       result.test_x = ops::cast(*result.test_x, DType::kFloat32);
     }
     if (test_split) result.notes.push_back("data.split is test: trained and evaluated on the test split");
+  } else if (data.source == "text") {
+    const std::string path = option(data, "path")->as_text();
+    const data::ByteText text =
+        data::load_byte_text(path, {.sequence_length = option(data, "sequence_length")->as_int(),
+                                    .held_out = option(data, "held_out")->as_number()});
+    result.train_x = text.train_inputs;
+    result.train_y = text.train_targets;
+    result.test_x = text.held_out_inputs;
+    result.test_y = text.held_out_targets;
+    result.test_unigram_entropy = text.held_out_unigram_entropy;
+    result.notes.push_back(fmt::format("data.source text: {} training and {} held-out sequences of {} bytes from {}",
+                                       text.train_inputs.shape()[0], text.held_out_inputs.shape()[0],
+                                       text.train_inputs.shape()[1], path));
   } else {
     throw UnimplementedError(fmt::format("data source '{}' is not supported by the runner yet", data.source));
   }
@@ -216,6 +231,7 @@ TrainingData load_training_data(const DataConfig& data, const ModelEnds& ends, s
   }
   // One input (the sources' examples), labels shared by every output.
   OneInput single = load_one_input(data, ends.inputs.front().shape);
+  result.test_unigram_entropy = single.test_unigram_entropy;
   result.train_x.push_back(std::move(single.train_x));
   if (single.test_x) result.test_x.push_back(std::move(*single.test_x));
   for (size_t j = 0; j < ends.outputs.size(); ++j) {

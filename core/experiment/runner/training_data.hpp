@@ -33,6 +33,7 @@ struct TrainingData {
   std::vector<Tensor> test_x;   // empty: no test split
   std::vector<Tensor> test_y;
   std::vector<std::string> notes;  // options that do not apply, how the test data was chosen
+  std::optional<double> test_unigram_entropy;  // text: the held-out bytes' (nats)
 };
 
 TrainingData load_training_data(const DataConfig& data, const ModelEnds& ends, std::optional<uint64_t> seed);

@@ -96,11 +96,12 @@ struct LabelColumn {
 };
 
 struct DataConfig {
-  std::string source;  // fashion_mnist | mnist | idx | csv | synthetic
+  std::string source;  // fashion_mnist | mnist | idx | csv | synthetic | text
   Arguments options;   // every data key, typed, with defaults (path, batch, shuffle, ...)
   std::vector<std::int64_t> example_shape;  // known for fashion_mnist, mnist, synthetic; else empty
   std::string example_dtype = "float32";    // int32 for token sequences (data.tokens)
   std::optional<std::int64_t> classes;      // label values 0..classes-1, when known
+  std::vector<std::int64_t> label_shape;    // one label per example: []; text: [sequence_length], one per position
   std::vector<InputColumns> input_columns;  // csv, several inputs: each input's columns
   std::vector<LabelColumn> label_columns;   // csv, several outputs: each output's label column
 };

@@ -161,6 +161,9 @@ struct RunResult {
   std::vector<StepRecord> steps;
   std::vector<EpochRecord> epochs;
   std::map<std::string, double> evaluation;  // on the test data: "loss", "accuracy"
+  // Text data: the unigram entropy (nats) of the held-out bytes, the loss of
+  // a model that knows only byte frequencies; a language model must go below.
+  std::optional<double> held_out_unigram_entropy;
   double evaluation_wall_seconds = 0;
   int64_t evaluation_examples = 0;
 
