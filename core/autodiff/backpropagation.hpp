@@ -6,16 +6,20 @@
 #include <accel/autodiff/recorded_op.hpp>
 #include <accel/device.hpp>
 
+#include "runtime/step_region.hpp"
+
 #include <span>
 #include <vector>
 
 namespace accel::autodiff::detail {
 
-// One recorded op and the device it ran on (its gradient runs there too, as
-// TensorFlow colocates gradients with their ops).
+// One recorded op, the device it ran on (its gradient runs there too, as
+// TensorFlow colocates gradients with their ops) and the step region it ran
+// in (its gradient runs in that region, as backward).
 struct TapeEntry {
   RecordedOp op;
   Device device;
+  accel::detail::StepRegion region;
 };
 
 // `entries` in execution order; `output_gradients` one per target, of its

@@ -10,6 +10,7 @@
 #include "active_tapes.hpp"
 #include "backpropagation.hpp"
 #include "runtime/op_observer.hpp"
+#include "runtime/step_region.hpp"
 
 #include <optional>
 #include <unordered_set>
@@ -49,7 +50,7 @@ class GradientTape::Recorder final : public detail::OpObserver,
     for (const Tensor& output : outputs) track(output);
     entries_.push_back(autodiff::detail::TapeEntry{
         RecordedOp(executed.op, std::move(inputs), std::move(outputs), executed.attributes),
-        device});
+        device, accel::detail::current_step_region()});
   }
 
   void on_variable_read(const Variable& variable) override {

@@ -589,6 +589,8 @@ class RunReader {
     training.jit_compile = jit_compile == "true"    ? JitCompile::kOn
                            : jit_compile == "false" ? JitCompile::kOff
                                                     : JitCompile::kAuto;
+    const std::string& remat = fields.at("remat").as_text();
+    training.remat = remat == "full" ? RematPolicy::kFull : remat == "minimal" ? RematPolicy::kMinimal : RematPolicy::kNone;
     out_.training = std::move(training);
   }
 

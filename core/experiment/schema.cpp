@@ -649,7 +649,13 @@ std::vector<Field> run_fields() {
                 "(docs/compiled-steps.md); false: eagerly, op by op (for debugging). auto: compiled on the emulated "
                 "TPU (TensorFlow always compiles for TPUs) and on the CPU and GPU, where compiled steps are never "
                 "slower than eager by design; today auto means compiled everywhere.",
-                "false")});
+                "false"),
+       optional("remat", choice({"none", "full", "minimal"}), "none",
+                "Rematerialization of the compiled train step (MaxText's remat_policy): full keeps only each layer "
+                "call's inputs for the backward pass and recomputes the rest there; minimal keeps the matmul and "
+                "convolution outputs too. Lower peak memory for more compute; the same gradients to rounding. "
+                "Applies with jit_compile.",
+                "full")});
   const auto output = mapping(
       {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
                 "results/quickstart"),

@@ -47,7 +47,8 @@ uint64_t count_bytes_accessed(const Graph& graph) {
   return bytes;
 }
 
-CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compile) {
+CompiledGraph compile_graph(Graph graph, const FunctionOptions& options) {
+  const std::string& name = options.name;
   const int64_t dump_index = next_dump_index.fetch_add(1);
   dump_if_asked(graph, name, dump_index, "before");
   FunctionStatistics statistics;
@@ -57,7 +58,9 @@ CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compi
   statistics.common_subexpressions_removed = eliminate_common_subexpressions(graph);
   statistics.constants_folded = fold_constants(graph);
   statistics.pooling_gradients_simplified = simplify_pooling_gradients(graph);
-  if (jit_compile) {
+  // After common subexpressions, which would merge the recomputed ops back.
+  statistics.ops_recomputed = rematerialize(graph, options.remat);
+  if (options.jit_compile) {
     const FusionSupport support = FusionSupport::of_devices();
     statistics.broadcasts_forwarded = forward_broadcasts(graph);
     sink_reshapes(graph);

@@ -1,7 +1,7 @@
 // The compiler: a traced Graph in, a GraphExecutor out. Runs the passes in
-// order (dead code, common subexpressions, constant folding, then with
-// jit_compile epilogue and elementwise fusion and dead code again, then
-// buffer planning), dumps the graph before and after when ACCEL_DUMP_GRAPHS
+// order (dead code, common subexpressions, constant folding, pooling
+// gradients, rematerialization, then with jit_compile epilogue and
+// elementwise fusion and dead code again, then buffer planning), dumps the graph before and after when ACCEL_DUMP_GRAPHS
 // names a folder, and counts what each pass did.
 #pragma once
 
@@ -20,7 +20,7 @@ struct CompiledGraph {
   std::string text;               // the compiled graph, dumped
 };
 
-CompiledGraph compile_graph(Graph graph, const std::string& name, bool jit_compile);
+CompiledGraph compile_graph(Graph graph, const FunctionOptions& options);
 
 // Device ops in the graph (no reshapes, assignments or host nodes).
 int64_t count_device_ops(const Graph& graph);

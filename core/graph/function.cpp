@@ -36,6 +36,15 @@ struct SignatureEntry {
 
 }  // namespace
 
+const char* remat_policy_name(RematPolicy policy) {
+  switch (policy) {
+    case RematPolicy::kNone: return "none";
+    case RematPolicy::kFull: return "full";
+    case RematPolicy::kMinimal: return "minimal";
+  }
+  return "none";
+}
+
 struct Function::State {
   Body body;
   FunctionOptions options;
@@ -89,7 +98,7 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor>& arguments) {
                                  signature, tracer.failure());
     } else {
       graph::CompiledGraph compiled =
-          graph::compile_graph(tracer.finish(results), state.options.name, state.options.jit_compile);
+          graph::compile_graph(tracer.finish(results), state.options);
       entry.executor = std::move(compiled.executor);
       entry.statistics = compiled.statistics;
       entry.text = std::move(compiled.text);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "runtime/op_observer.hpp"
+#include "runtime/step_region.hpp"
 
 #include <accel/plugin/accel_plugin.h>
 #include <accel/tensor.hpp>
@@ -93,6 +94,9 @@ struct Node {
   std::function<void()> host_work;          // kHostNode only
   // The ops this node stands for, for dumps and reports ("Conv2D+BiasAdd+Relu").
   std::string label;
+  // The layer call that traced it, forward or backward (step_region.hpp):
+  // what rematerialization reads. Nodes the passes make have none.
+  detail::StepRegion region;
 
   template <typename Attributes>
   Attributes& attributes_as() { return *reinterpret_cast<Attributes*>(attributes.data()); }

@@ -114,6 +114,7 @@ void Tracer::on_op_executed(const detail::ExecutedOp& executed) {
   }
   node.refresh = refresh_;
   node.label = node_name(node.op);
+  node.region = detail::current_step_region();
   std::vector<std::pair<Shape, DType>> output_types;
   for (const Tensor& output : executed.outputs) output_types.emplace_back(output.shape(), output.dtype());
   const int32_t index = graph_.add_node(std::move(node), output_types);

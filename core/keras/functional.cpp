@@ -5,6 +5,7 @@
 #include <accel/keras/model.hpp>
 
 #include "functional_graph.hpp"
+#include "runtime/step_region.hpp"
 
 #include <set>
 
@@ -90,6 +91,8 @@ std::vector<Tensor> Model::call_list(const std::vector<Tensor>& inputs, bool tra
   }
   return graph_->evaluate<Tensor>(inputs, [training](const Node& node, const std::vector<Tensor>& arguments) {
     Layer& layer = node.layer();
+    // Each layer call is a region of the step (rematerialization's unit).
+    const accel::detail::StepRegionScope region(accel::detail::StepRegionScope::next_layer_call());
     // One tensor in, one out: the same call as a plain chain of layers makes.
     if (!node.list_input() && node.output_shapes().size() == 1) return std::vector<Tensor>{layer(arguments.front(), training)};
     return layer.call_outputs(arguments, training);

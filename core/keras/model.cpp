@@ -63,6 +63,7 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   steps_per_execution_ = options.steps_per_execution;
   // A new compile starts new compiled steps, as Keras's make_train_function.
   jit_compile_ = options.jit_compile;
+  remat_ = options.remat;
   train_function_.reset();
   test_function_.reset();
   predict_function_.reset();

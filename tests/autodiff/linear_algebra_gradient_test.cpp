@@ -19,11 +19,14 @@ struct MatmulCase {
 class MatmulGradient : public ::testing::TestWithParam<MatmulCase> {};
 
 TEST_P(MatmulGradient, MatchesFiniteDifferences) {
+  // Lambdas capture the bindings by init-capture: clang 14 (the sanitizer builds) cannot capture them.
   const auto [transpose_a, transpose_b] = GetParam();
   const Shape a_shape = transpose_a ? Shape{4, 3} : Shape{3, 4};
   const Shape b_shape = transpose_b ? Shape{2, 4} : Shape{4, 2};
   expect_gradients_match_finite_differences(
-      [&](const std::vector<Tensor>& x) { return ops::matmul(x[0], x[1], transpose_a, transpose_b); },
+      [transpose_a = transpose_a, transpose_b = transpose_b](const std::vector<Tensor>& x) {
+        return ops::matmul(x[0], x[1], transpose_a, transpose_b);
+      },
       {random_input(a_shape, 1), random_input(b_shape, 2)});
 }
 
@@ -32,7 +35,9 @@ TEST_P(MatmulGradient, BatchedMatchesFiniteDifferences) {
   const Shape a_shape = transpose_a ? Shape{2, 4, 3} : Shape{2, 3, 4};
   const Shape b_shape = transpose_b ? Shape{2, 2, 4} : Shape{2, 4, 2};
   expect_gradients_match_finite_differences(
-      [&](const std::vector<Tensor>& x) { return ops::matmul(x[0], x[1], transpose_a, transpose_b); },
+      [transpose_a = transpose_a, transpose_b = transpose_b](const std::vector<Tensor>& x) {
+        return ops::matmul(x[0], x[1], transpose_a, transpose_b);
+      },
       {random_input(a_shape, 3), random_input(b_shape, 4)});
 }
 
@@ -42,7 +47,9 @@ TEST_P(MatmulGradient, BatchTimesSharedMatrixMatchesFiniteDifferences) {
   const Shape a_shape = transpose_a ? Shape{2, 4, 3} : Shape{2, 3, 4};
   const Shape b_shape = transpose_b ? Shape{2, 4} : Shape{4, 2};
   expect_gradients_match_finite_differences(
-      [&](const std::vector<Tensor>& x) { return ops::matmul(x[0], x[1], transpose_a, transpose_b); },
+      [transpose_a = transpose_a, transpose_b = transpose_b](const std::vector<Tensor>& x) {
+        return ops::matmul(x[0], x[1], transpose_a, transpose_b);
+      },
       {random_input(a_shape, 5), random_input(b_shape, 6)});
 }
 
@@ -64,7 +71,9 @@ TEST_P(MatmulGradient, SharedMatrixTimesBatchMatchesFiniteDifferences) {
     EXPECT_EQ(ops::matmul(a, b_batch, transpose_a, transpose_b).to_vector<float>(), y_batch.to_vector<float>());
   }
   expect_gradients_match_finite_differences(
-      [&](const std::vector<Tensor>& x) { return ops::matmul(x[0], x[1], transpose_a, transpose_b); },
+      [transpose_a = transpose_a, transpose_b = transpose_b](const std::vector<Tensor>& x) {
+        return ops::matmul(x[0], x[1], transpose_a, transpose_b);
+      },
       {a_values, b_values});
 }
 

@@ -1,6 +1,7 @@
 // End to end: training.jit_compile in `accel run`. A compiled run records
 // what compiling its train step did (one trace, the other steps replayed, no
-// eager fallback, fusions made); on the emulated TPU the quickstart's CNN
+// eager fallback, fusions made), and training.remat what it recomputed; on
+// the emulated TPU the quickstart's CNN
 // moves less HBM traffic per training step compiled than eager, and the
 // report shows both with their ratio. Synthetic 28x28 images, so it runs
 // without Fashion-MNIST: the emulator's traffic depends on shapes, not values.
@@ -90,6 +91,59 @@ TEST(CompiledSteps, ACompiledRunRecordsWhatCompilingItsStepDid) {
   const std::string markdown = read_text(out / "report.md");
   EXPECT_NE(markdown.find("- train step (jit_compile: true): compiled, "), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("- train step (jit_compile: false): eager"), std::string::npos) << markdown;
+}
+
+// training.remat: a stack of Dense, GELU and LayerNormalization layers with
+// full rematerialization trains to the same losses as without, recomputing
+// ops in the backward pass, with a lower planned peak (each layer's
+// activations live only around its own backward pass); the report says so.
+// (On the quickstart's CNN the peak does not fall: the first convolution's
+// backward pass holds it, with or without remat.)
+TEST(CompiledSteps, RematFullTrainsAlikeWithALowerPeak) {
+  const fs::path out = scratch_dir("compiled_remat");
+  fs::create_directories(out.string() + "_files");
+  const fs::path file = fs::path(out.string() + "_files") / "remat.yaml";
+  std::ofstream(file) << R"(name: remat
+model:
+  layers:
+    - dense: {units: 256, activation: gelu, input_shape: [64]}
+    - layer_normalization
+    - dense: {units: 256, activation: gelu}
+    - layer_normalization
+    - dense: {units: 256, activation: gelu}
+    - layer_normalization
+    - dense: {units: 10}
+data: {source: synthetic, shape: [64], classes: 10, samples: 512, batch: 128}
+training:
+  optimizer: {sgd: {learning_rate: 0.1}}
+  loss: {sparse_categorical_crossentropy: {from_logits: true}}
+  epochs: 1
+  steps_per_epoch: 3
+  seed: 42
+  jit_compile: true
+output: {trace: false}
+compare:
+  - {name: kept, device: /CPU:0}
+  - {name: recomputed, device: /CPU:0, training: {remat: full}}
+)";
+  const testing::CommandResult result = run_shell(kAccel + " run " + file.string() + " --out " + out.string());
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json document = json::parse(read_text(out / "results.json"));
+  const json& kept = run_named(document, "kept");
+  const json& recomputed = run_named(document, "recomputed");
+  ASSERT_EQ(recomputed["status"], "completed") << recomputed["reason"];
+  EXPECT_EQ(kept["compiled_step"]["remat"], "none");
+  EXPECT_EQ(kept["compiled_step"]["ops_recomputed"], 0);
+  EXPECT_EQ(recomputed["compiled_step"]["remat"], "full");
+  EXPECT_GT(recomputed["compiled_step"]["ops_recomputed"].get<int64_t>(), 0);
+  EXPECT_LT(recomputed["compiled_step"]["planned_peak_bytes"].get<int64_t>(),
+            kept["compiled_step"]["planned_peak_bytes"].get<int64_t>());
+  ASSERT_EQ(kept["steps"].size(), recomputed["steps"].size());
+  for (size_t step = 0; step < kept["steps"].size(); ++step) {
+    const double expected = kept["steps"][step]["logs"]["loss"].get<double>();
+    EXPECT_NEAR(recomputed["steps"][step]["logs"]["loss"].get<double>(), expected, 1e-6 * expected) << step;
+  }
+  EXPECT_NE(read_text(out / "report.md").find("(remat full: "), std::string::npos);
 }
 
 // The quickstart's CNN on the emulated TPU v4, eager vs compiled: fusion and

@@ -15,7 +15,9 @@ std::string graph_summary(const CompiledStepResult& step) {
 }
 
 std::string memory_summary(const CompiledStepResult& step) {
-  return fmt::format("{} planned vs {} eager", bytes(step.planned_peak_bytes), bytes(step.eager_peak_bytes));
+  std::string text = fmt::format("{} planned vs {} eager", bytes(step.planned_peak_bytes), bytes(step.eager_peak_bytes));
+  if (step.remat != "none") text += fmt::format(" (remat {}: {} ops recomputed)", step.remat, step.ops_recomputed);
+  return text;
 }
 
 // How the step ran, in a table cell or a list item.

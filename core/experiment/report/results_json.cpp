@@ -173,6 +173,8 @@ ordered_json compiled_step_json(const CompiledStepResult& step) {
           {"fusion_bytes_saved", step.fusion_bytes_saved},
           {"eager_peak_bytes", step.eager_peak_bytes},
           {"planned_peak_bytes", step.planned_peak_bytes},
+          {"remat", step.remat},
+          {"ops_recomputed", step.ops_recomputed},
           {"recorded_nodes", step.recorded_nodes},
           {"recorded_runs", step.recorded_runs},
           {"recorded_replays", step.recorded_replays},
@@ -195,6 +197,8 @@ CompiledStepResult compiled_step_from_json(const json& entry) {
   step.fusion_bytes_saved = entry.value("fusion_bytes_saved", int64_t{0});
   step.eager_peak_bytes = entry.value("eager_peak_bytes", int64_t{0});
   step.planned_peak_bytes = entry.value("planned_peak_bytes", int64_t{0});
+  step.remat = entry.value("remat", "none");
+  step.ops_recomputed = entry.value("ops_recomputed", int64_t{0});
   step.recorded_nodes = entry.value("recorded_nodes", int64_t{0});
   step.recorded_runs = entry.value("recorded_runs", int64_t{0});
   step.recorded_replays = entry.value("recorded_replays", int64_t{0});

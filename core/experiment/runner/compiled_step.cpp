@@ -53,6 +53,8 @@ CompiledStepResult read_compiled_step(const keras::Model& model, JitCompile sett
   result.fusion_bytes_saved = static_cast<int64_t>(statistics.fusion_bytes_saved);
   result.eager_peak_bytes = static_cast<int64_t>(statistics.eager_peak_bytes);
   result.planned_peak_bytes = static_cast<int64_t>(statistics.planned_peak_bytes);
+  result.remat = remat_policy_name(model.remat());
+  result.ops_recomputed = statistics.ops_recomputed;
   result.recorded_nodes = statistics.recorded_nodes;
   result.recorded_runs = statistics.recorded_runs;
   result.recorded_replays = statistics.recorded_replays;

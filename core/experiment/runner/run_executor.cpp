@@ -162,7 +162,8 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     // of a strategy's step by itself, and the results say what that was
     // (compiled_step.hpp).
     model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics),
-                   keras::CompileOptions{.jit_compile = resolve_jit_compile(training.jit_compile, result.device_type)});
+                   keras::CompileOptions{.jit_compile = resolve_jit_compile(training.jit_compile, result.device_type),
+                                         .remat = training.remat});
   }
 
   result.batch_size = batch_size(*run.data);

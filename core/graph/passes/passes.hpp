@@ -8,6 +8,8 @@
 #include "graph/graph.hpp"
 #include "graph/sharding.hpp"
 
+#include <accel/function.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -76,6 +78,17 @@ int32_t fold_constants(Graph& graph);
 // sums its pooled gradient instead: both then run over the pooled tensor.
 // Returns the number of rewrites.
 int32_t simplify_pooling_gradients(Graph& graph);
+
+// Rematerialization (accel::RematPolicy): a forward value of a layer region
+// (Node::region) that only that layer's backward ops read later is recomputed
+// instead of kept, unless the policy keeps it (kMinimal: MATMUL and CONV2D
+// outputs) or its op must not run twice (side effects, random streams, host
+// work). The recomputing ops, copies of the forward ones reading what was
+// kept, run just before the region's first backward op; its backward ops read
+// them, so the forward values die in the forward pass. Values that are
+// results, or that another region's backward ops also read, stay kept.
+// Returns the number of ops added.
+int32_t rematerialize(Graph& graph, RematPolicy policy);
 
 // Moves every reshape to just before its first reader (a reshape is a view:
 // where it stands changes nothing it computes). Returns the number of

@@ -21,7 +21,8 @@
 //
 // jit_compile (XLA's flag): fuse elementwise chains and epilogues into
 // kernels the devices claim (plugin API 1.2). Without it the graph is still
-// pruned, simplified and buffer-planned. ACCEL_DUMP_GRAPHS=DIR writes each
+// pruned, simplified and buffer-planned. remat: recompute activations in the
+// backward pass instead of keeping them (RematPolicy). ACCEL_DUMP_GRAPHS=DIR writes each
 // graph as text before and after the passes.
 #pragma once
 
@@ -35,9 +36,23 @@
 
 namespace accel {
 
+// Rematerialization (activation checkpointing) of a traced training step,
+// after MaxText's remat policies. Each layer call a Keras model makes is a
+// region; the policy says which of a region's activations the forward pass
+// keeps for the backward pass. The others are recomputed from what was kept,
+// just before the layer's backward pass reads them, so that only one layer's
+// activations are live at a time there: peak memory traded for compute.
+enum class RematPolicy {
+  kNone,     // keep every activation (the default)
+  kFull,     // keep only each layer call's inputs, recompute the rest (MaxText "full")
+  kMinimal,  // keep matmul and convolution outputs as well (MaxText "minimal")
+};
+const char* remat_policy_name(RematPolicy policy);  // "none", "full", "minimal"
+
 struct FunctionOptions {
   std::string name = "function";
   bool jit_compile = true;
+  RematPolicy remat = RematPolicy::kNone;
 };
 
 // What compiling one signature did (the latest signature traced).
@@ -52,6 +67,7 @@ struct FunctionStatistics {
   int32_t common_subexpressions_removed = 0;
   int32_t constants_folded = 0;
   int32_t pooling_gradients_simplified = 0;  // ReLU masks and bias sums moved before MaxPoolGrad
+  int32_t ops_recomputed = 0;  // ops the backward pass runs again (FunctionOptions::remat)
   int32_t broadcasts_forwarded = 0;  // operands that read a BroadcastTo's source instead (jit_compile)
   int32_t fusions = 0;        // fused kernels (elementwise and epilogues)
   int32_t ops_fused = 0;      // ops they replaced

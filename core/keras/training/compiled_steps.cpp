@@ -91,7 +91,9 @@ Logs Model::compiled_step(const Tensor& x, const Tensor& y, bool training) {
         [this, training](const std::vector<Tensor>& arguments) {
           return step_results(arguments[0], arguments[1], training);
         },
-        FunctionOptions{name() + (training ? "_train_function" : "_test_function"), /*jit_compile=*/true});
+        FunctionOptions{.name = name() + (training ? "_train_function" : "_test_function"),
+                        .jit_compile = true,
+                        .remat = training ? remat_ : RematPolicy::kNone});
   }
   update_metrics_from_results(x, y, (*function)({x, y}));
   return metric_results();

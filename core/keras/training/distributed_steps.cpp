@@ -112,7 +112,9 @@ Logs Model::distributed_train_step(const Tensor& x, const Tensor& y) {
     for (size_t replica = 0; replica < parts.size(); ++replica) {
       replica_train_functions_.push_back(std::make_unique<Function>(
           [this](const std::vector<Tensor>& arguments) { return replica_forward_backward(arguments[0], arguments[1]); },
-          FunctionOptions{name() + "_replica_" + std::to_string(replica) + "_train_function", /*jit_compile=*/true}));
+          FunctionOptions{.name = name() + "_replica_" + std::to_string(replica) + "_train_function",
+                          .jit_compile = true,
+                          .remat = remat_}));
     }
   }
   // Keras's strategy.run(train_step): the virtual step, an override included.

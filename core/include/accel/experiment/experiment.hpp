@@ -5,6 +5,7 @@
 #pragma once
 
 #include <accel/experiment/experiment_error.hpp>
+#include <accel/function.hpp>
 
 #include <cstdint>
 #include <map>
@@ -123,6 +124,7 @@ struct TrainingConfig {
   // Keras's global dtype policy for the run's model (keras::DTypePolicy names).
   std::string mixed_precision = "float32";
   JitCompile jit_compile = JitCompile::kAuto;
+  RematPolicy remat = RematPolicy::kNone;  // training.remat
 };
 
 // One input of a model.graph: keras.Input(shape, dtype, name).

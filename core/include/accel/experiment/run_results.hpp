@@ -130,6 +130,8 @@ struct CompiledStepResult {
   int64_t fusion_bytes_saved = 0;   // intermediates no longer written and read back, per step
   int64_t eager_peak_bytes = 0;     // the step's own tensors at their peak: as eager dispatch holds them
   int64_t planned_peak_bytes = 0;   // and as buffer planning places them
+  std::string remat = "none";       // training.remat: which activations the backward pass recomputes
+  int64_t ops_recomputed = 0;       // ops it runs again for them
   // On a device that records (CUDA graphs): device ops replayed as recordings,
   // in how many runs, how many replays, and why a run was given up ("" if none).
   int64_t recorded_nodes = 0;

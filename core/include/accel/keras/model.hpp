@@ -74,6 +74,11 @@ struct CompileOptions {
   // pass is compiled (replica_train_function); the cross-replica all-reduce
   // and the update, and the test and predict steps, run eagerly.
   bool jit_compile = false;
+  // Rematerialization of the compiled train step (jit_compile; RematPolicy in
+  // accel/function.hpp, MaxText's remat_policy): which activations each
+  // layer call keeps for the backward pass; the rest are recomputed there.
+  // Keras 3's RematScope names the same trade. Gradients are unchanged.
+  RematPolicy remat = RematPolicy::kNone;
   // Keras's auto_scale_loss: under the mixed_float16 policy the optimizer is
   // wrapped in a LossScaleOptimizer (unless it is one), as Keras 3 does.
   bool auto_scale_loss = true;
@@ -159,6 +164,7 @@ class Model : public Layer {
   DistributedTraining* distribute_strategy() const noexcept { return distribution_; }
   int64_t steps_per_execution() const noexcept { return steps_per_execution_; }
   bool jit_compile() const noexcept { return jit_compile_; }
+  RematPolicy remat() const noexcept { return remat_; }
   // The compiled steps (Keras's model.train_function, test_function,
   // predict_function): their traces, replays and what compiling did. Null
   // until jit_compile made the first such step.
@@ -345,6 +351,7 @@ class Model : public Layer {
   DistributedTraining* distribution_ = nullptr;
   int64_t steps_per_execution_ = 1;
   bool jit_compile_ = false;
+  RematPolicy remat_ = RematPolicy::kNone;
   std::unique_ptr<Function> train_function_;
   std::unique_ptr<Function> test_function_;
   std::unique_ptr<Function> predict_function_;
