@@ -15,6 +15,7 @@
 // dies with the host (PR_SET_PDEATHSIG). Its stdout and stderr, which the
 // plugin may write to, are not part of the protocol.
 #include "runtime/plugin_loader.hpp"
+#include "runtime/sanitizers.hpp"
 
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -57,12 +58,7 @@ int main(int argc, char** argv) {
   const rlim_t memory = static_cast<rlim_t>(std::strtoull(argv[3], nullptr, 10)) << 20;
   // Under AddressSanitizer or ThreadSanitizer the shadow memory alone is far
   // beyond any such bound: no limit there (the time bound still holds).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  constexpr bool kSanitized = true;
-#else
-  constexpr bool kSanitized = false;
-#endif
-  if (memory > 0 && !kSanitized) {
+  if (memory > 0 && !ACCEL_UNDER_SANITIZER) {
     const rlimit limit{memory, memory};
     ::setrlimit(RLIMIT_DATA, &limit);
   }

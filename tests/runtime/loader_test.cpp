@@ -2,6 +2,7 @@
 // good plugins still load, and nothing crashes; a required plugin that fails
 // is a hard error.
 #include "runtime/plugin_loader.hpp"
+#include "runtime/sanitizers.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -218,7 +219,7 @@ TEST(PluginProbe, WhatCrashesHangsOrEatsMemoryIsSkippedAndTheHostLives) {
   const ProbeRun probed = devices_with_unsafe_plugins(ACCEL_TEST_UNSAFE_PLUGIN_DIR, scratch_cache("unsafe.json"));
   ASSERT_TRUE(probed.devices.is_object()) << "accel devices did not survive the unsafe plugins";
   const nlohmann::json& devices = probed.devices;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if ACCEL_UNDER_SANITIZER
   // The sanitizers catch the null store first and end the probe themselves.
   EXPECT_NE(unsafe_reason(devices, "crash_in_init").find("the probe process"), std::string::npos)
       << unsafe_reason(devices, "crash_in_init");
