@@ -6,6 +6,7 @@
 #include <accel/autodiff/gradient_tape.hpp>
 #include <accel/autodiff/variable_mirroring.hpp>
 #include <accel/error.hpp>
+#include <accel/keras/distribution/distribution.hpp>
 #include <accel/keras/optimizers.hpp>
 #include <accel/ops.hpp>
 
@@ -64,6 +65,17 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   // A new compile starts new compiled steps, as Keras's make_train_function.
   jit_compile_ = options.jit_compile;
   remat_ = options.remat;
+  sharding_ = distribution::distribution();
+  sharded_step_.reset();
+  if (sharding_ && distribution_ != nullptr) {
+    throw InvalidArgumentError("compile: model '" + name() + "' is compiled both in the scope of " +
+                               distribution_->strategy_name() +
+                               " and under keras.distribution's set_distribution; use one of the two");
+  }
+  if (sharding_ && !jit_compile_) {
+    throw FailedPreconditionError("compile: under keras.distribution's set_distribution the train step runs "
+                                  "sharded as a compiled program; compile with jit_compile = true");
+  }
   train_function_.reset();
   test_function_.reset();
   predict_function_.reset();
@@ -159,6 +171,7 @@ Logs Model::train_step(const Tensor& x, const Tensor& y) {
     replica_train_step(x, y);
     return {};
   }
+  if (sharding_) return sharded_train_step(x, y);
   if (jit_compile_) return compiled_step(x, y, /*training=*/true);
   Tensor y_pred;
   Tensor loss;

@@ -1,5 +1,7 @@
 #include "runtime/step_region.hpp"
 
+#include <cstdint>
+
 namespace accel::detail {
 namespace {
 
@@ -14,6 +16,10 @@ StepRegionScope::StepRegionScope(StepRegion region) noexcept : saved_(current_re
 
 StepRegionScope::~StepRegionScope() { current_region = saved_; }
 
-StepRegion StepRegionScope::next_layer_call() noexcept { return {.layer = layer_calls++, .backward = false}; }
+StepRegion StepRegionScope::next_layer_call() noexcept {
+  const int32_t layer = layer_calls;
+  layer_calls = layer_calls == INT32_MAX ? 0 : layer_calls + 1;  // eager training calls layers forever
+  return {.layer = layer, .backward = false};
+}
 
 }  // namespace accel::detail

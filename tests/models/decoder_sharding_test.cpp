@@ -15,10 +15,13 @@
 #include <accel/keras/distribution/distribution.hpp>
 #include <accel/keras/losses.hpp>
 #include <accel/keras/optimizers.hpp>
+#include <accel/error.hpp>
+#include <accel/ops.hpp>
 #include <accel/placement.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -39,6 +42,12 @@ using keras::distribution::ModelParallel;
 using keras::distribution::TensorLayout;
 
 constexpr int kSteps = 20;
+
+class StepLosses final : public keras::Callback {
+ public:
+  void on_train_batch_end(int64_t, const keras::Logs& logs) override { losses.push_back(logs.at("loss")); }
+  std::vector<double> losses;
+};
 
 [[maybe_unused]] ::testing::Environment* const four_logical_cpus =
     ::testing::AddGlobalTestEnvironment(new testing::SplitCpuEnvironment(4));
@@ -190,6 +199,103 @@ TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
       ASSERT_NEAR(trained[element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
           << weights[index].name() << " [" << element << "]";
     }
+  }
+}
+
+// The same through Keras's API: set_distribution(ModelParallel) before
+// compile, then fit. SGD with momentum (its slots take their variables'
+// layouts; Adam's division by sqrt(v) would turn a gradient that is zero up
+// to rounding into rounding-sized updates of either sign), 3 epochs of 4
+// batches: the losses of every step and the final weights match fit on one
+// device from the same weights.
+TEST(DecoderSharding, FitUnderModelParallelTrainsAsOneDevice) {
+  DeviceScope on_cpu("/CPU:0");
+  DecoderLanguageModelOptions options;
+  options.vocabulary = 32;
+  options.sequence_length = 8;
+  options.dim = 16;
+  options.heads = 2;
+  options.feed_forward = 32;
+  std::vector<int32_t> tokens, next;
+  for (int32_t row = 0; row < 16; ++row) {
+    for (int32_t column = 0; column < 8; ++column) {
+      tokens.push_back((row * 5 + column * 3) % 32);
+      next.push_back((row * 5 + column * 3 + 3) % 32);
+    }
+  }
+  const Tensor x = Tensor::from_vector<int32_t>(tokens, Shape{16, 8});
+  const Tensor y = Tensor::from_vector<int32_t>(next, Shape{16, 8});
+
+  struct Trained {
+    std::vector<double> losses;
+    std::vector<std::vector<float>> weights;
+    bool ran_unsharded = false;  // made the one-device compiled train function
+  };
+  auto train = [&](std::shared_ptr<const keras::distribution::Distribution> distribution) {
+    keras::clear_session();
+    keras::set_random_seed(5);
+    keras::distribution::set_distribution(std::move(distribution));
+    std::shared_ptr<keras::Model> model = decoder_language_model(options);
+    model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
+                   std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                   {}, {.jit_compile = true});
+    keras::distribution::set_distribution(nullptr);
+    auto losses = std::make_shared<StepLosses>();
+    model->fit(x, y, {.epochs = 3, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
+    Trained trained{losses->losses, {}, model->train_function() != nullptr};
+    for (const Variable& weight : model->weights()) trained.weights.push_back(weight.value().to_vector<float>());
+    return trained;
+  };
+  const Trained one_device = train(nullptr);
+  LayoutMap layout_map(DeviceMesh({2, 2}, {"data", "model"}, {"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"}));
+  layout_map.set("(query|key|value)/kernel$", layout({"data", "model", std::nullopt}));
+  layout_map.set("attention_output/kernel$", layout({"model", std::nullopt, "data"}));
+  layout_map.set("mlp_in/kernel$", layout({"data", "model"}));
+  layout_map.set("mlp_out/kernel$", layout({"model", "data"}));
+  const Trained sharded = train(std::make_shared<ModelParallel>(layout_map, "data"));
+
+  EXPECT_TRUE(one_device.ran_unsharded);
+  EXPECT_FALSE(sharded.ran_unsharded) << "fit ran the sharded program, not the one-device step";
+  ASSERT_EQ(sharded.losses.size(), 12u);
+  ASSERT_EQ(sharded.losses.size(), one_device.losses.size());
+  EXPECT_LT(one_device.losses.back(), one_device.losses.front());
+  for (size_t step = 0; step < sharded.losses.size(); ++step) {
+    EXPECT_NEAR(sharded.losses[step], one_device.losses[step], 1e-5 * one_device.losses[step]) << "step " << step;
+  }
+  ASSERT_EQ(sharded.weights.size(), one_device.weights.size());
+  for (size_t index = 0; index < sharded.weights.size(); ++index) {
+    for (size_t element = 0; element < sharded.weights[index].size(); ++element) {
+      const float expected = one_device.weights[index][element];
+      ASSERT_NEAR(sharded.weights[index][element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
+          << "weight " << index << " [" << element << "]";
+    }
+  }
+}
+
+TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {
+  DeviceScope on_cpu("/CPU:0");
+  keras::clear_session();
+  keras::distribution::set_distribution(std::make_shared<keras::distribution::DataParallel>(
+      std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"}));
+  DecoderLanguageModelOptions options;
+  options.vocabulary = 32;
+  options.sequence_length = 8;
+  options.dim = 16;
+  options.heads = 2;
+  options.feed_forward = 32;
+  std::shared_ptr<keras::Model> model = decoder_language_model(options);
+  EXPECT_THROW(model->compile("sgd", "mse"), FailedPreconditionError) << "a sharded step is a compiled one";
+  model->compile("sgd", std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                 {}, {.jit_compile = true});
+  keras::distribution::set_distribution(nullptr);
+  const Tensor x = ops::zeros(Shape{6, 8}, DType::kInt32);
+  try {
+    model->fit(x, x, {.batch_size = 6, .verbose = 0});
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& error) {
+    EXPECT_NE(std::string(error.what()).find("a batch of 6 examples does not split over the mesh's 'batch' axis of 4"),
+              std::string::npos)
+        << error.what();
   }
 }
 

@@ -5,11 +5,30 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+
 namespace accel::keras::distribution {
 
 Distribution::Distribution(DeviceMesh mesh, std::string batch_dim_name)
     : mesh_(std::move(mesh)), batch_dim_name_(std::move(batch_dim_name)) {
   (void)mesh_.axis_size(batch_dim_name_);  // names the mesh's axes when it has no such axis
+}
+
+namespace {
+
+std::mutex global_mutex;
+std::shared_ptr<const Distribution> global_distribution;
+
+}  // namespace
+
+void set_distribution(std::shared_ptr<const Distribution> distribution) {
+  const std::lock_guard lock(global_mutex);
+  global_distribution = std::move(distribution);
+}
+
+std::shared_ptr<const Distribution> distribution() {
+  const std::lock_guard lock(global_mutex);
+  return global_distribution;
 }
 
 TensorLayout Distribution::data_layout(int32_t rank) const {

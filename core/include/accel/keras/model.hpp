@@ -45,6 +45,9 @@ class BatchSource;
 class CallbackList;
 class FunctionalGraph;
 }  // namespace detail
+namespace distribution {
+class Distribution;
+}  // namespace distribution
 
 // Arguments of compile: a Keras name or an object.
 using OptimizerArgument = std::variant<std::string, std::shared_ptr<Optimizer>>;
@@ -316,6 +319,12 @@ class Model : public Layer {
   // Builds the model for `x` inside the strategy's scope, if not built yet.
   void build_in_strategy_scope(const Tensor& x);
 
+  // The train step sharded by a keras.distribution Distribution
+  // (core/keras/training/sharded_steps.cpp): traced, partitioned and run as
+  // an SPMD program over the mesh; the weights gathered whole after each step.
+  struct ShardedStep;
+  Logs sharded_train_step(const Tensor& x, const Tensor& y);
+
   // The compiled steps (core/keras/training/compiled_steps.cpp).
   // The train step (training) or the test step, compiled.
   Logs compiled_step(const Tensor& x, const Tensor& y, bool training);
@@ -352,6 +361,10 @@ class Model : public Layer {
   int64_t steps_per_execution_ = 1;
   bool jit_compile_ = false;
   RematPolicy remat_ = RematPolicy::kNone;
+  // keras.distribution's global distribution when compile ran (null: none),
+  // and its traced, partitioned train step for the latest batch shapes.
+  std::shared_ptr<const distribution::Distribution> sharding_;
+  std::shared_ptr<ShardedStep> sharded_step_;
   std::unique_ptr<Function> train_function_;
   std::unique_ptr<Function> test_function_;
   std::unique_ptr<Function> predict_function_;

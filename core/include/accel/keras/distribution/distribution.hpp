@@ -60,4 +60,11 @@ class ModelParallel : public Distribution {
   LayoutMap layout_map_;
 };
 
+// keras.distribution.set_distribution / distribution(): the distribution that
+// models compiled from now on shard their compiled train step by (fit then
+// runs it as an SPMD program over the mesh's devices); null: none.
+// Process-wide, as Keras's global.
+void set_distribution(std::shared_ptr<const Distribution> distribution);
+std::shared_ptr<const Distribution> distribution();
+
 }  // namespace accel::keras::distribution

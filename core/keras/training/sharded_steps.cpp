@@ -1,0 +1,120 @@
+// Model's train step under keras.distribution (set_distribution before
+// compile): the built-in compiled step (forward, backward, loss, metric sums,
+// optimizer update) traced once per batch signature, partitioned by the SPMD
+// pass with the distribution's layouts (the batch along its batch axis, each
+// variable as the distribution lays it out, each optimizer slot as its
+// variable) and run as an SpmdProgram on the mesh's devices, one thread each.
+//
+// The program holds each device's shards of the variables and slots between
+// steps; after every step they are gathered back into the whole variables,
+// so that callbacks, evaluate, predict and saving read the trained weights.
+// Weights assigned from outside between steps are not seen by the shards:
+// the next fit (or a new batch signature) cuts them again.
+#include <accel/error.hpp>
+#include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/model.hpp>
+#include <accel/placement.hpp>
+
+#include "../distribution/layout_sharding.hpp"
+#include "graph/passes/passes.hpp"
+#include "graph/spmd_program.hpp"
+#include "graph/tracer.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+
+namespace accel::keras {
+
+struct Model::ShardedStep {
+  std::string signature;  // the batch shapes it was traced for
+  graph::Graph graph;     // as partitioned
+  std::unique_ptr<graph::SpmdProgram> program;
+};
+
+namespace {
+
+// Keras 3's variable path: the name without TensorFlow's ":0".
+std::string path_of(const std::string& name) {
+  return name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0 ? name.substr(0, name.size() - 2) : name;
+}
+
+}  // namespace
+
+Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
+  const distribution::Distribution& layouts = *sharding_;
+  const distribution::DeviceMesh& mesh = layouts.mesh();
+  const int64_t batch_devices = mesh.axis_size(layouts.batch_dim_name());
+  if (x.rank() == 0 || x.shape()[0] % batch_devices != 0) {
+    throw InvalidArgumentError(fmt::format(
+        "fit under keras.distribution: a batch of {} examples does not split over the mesh's '{}' axis of {} "
+        "devices; use a batch size (and a last batch) that does",
+        x.rank() == 0 ? 0 : x.shape()[0], layouts.batch_dim_name(), batch_devices));
+  }
+  build_for_compiled_step(x, /*training=*/true);
+  const std::string signature = x.shape().to_string() + y.shape().to_string();
+  if (!sharded_step_ || sharded_step_->signature != signature) {
+    auto step = std::make_shared<ShardedStep>();
+    step->signature = signature;
+    // The step traced once; what the traced run changed (the update) is put back.
+    std::function<void()> rollback;
+    {
+      const std::vector<Tensor> arguments = {x, y};
+      graph::Tracer tracer(arguments);
+      const std::vector<Tensor> results = step_results(x, y, /*training=*/true);
+      if (tracer.failed()) {
+        throw UnimplementedError("fit under keras.distribution: the train step cannot be traced: " + tracer.failure());
+      }
+      step->graph = tracer.finish(results);
+      rollback = tracer.take_rollback();
+    }
+    rollback();
+
+    // Each variable's layout by its storage; an optimizer slot takes its variable's.
+    std::map<const void*, graph::ValueSharding> by_storage;
+    std::map<std::string, graph::ValueSharding> by_path;
+    for (const Variable& weight : weights()) {
+      const std::string path = path_of(weight.name());
+      const graph::ValueSharding sharding =
+          distribution::to_sharding(layouts.variable_layout(path, weight.value().rank()), mesh);
+      by_storage[weight.value().storage().get()] = sharding;
+      by_path[path] = sharding;
+    }
+    const std::string prefix = optimizer_->name() + "/";
+    for (const Variable& slot : optimizer_->variables()) {
+      // "Adam/dense/kernel/m:0": the slot "m" of "dense/kernel".
+      const std::string path = path_of(slot.name());
+      const size_t last = path.rfind('/');
+      if (path.rfind(prefix, 0) != 0 || last == std::string::npos || last < prefix.size()) continue;
+      const auto variable = by_path.find(path.substr(prefix.size(), last - prefix.size()));
+      if (variable != by_path.end()) by_storage[slot.value().storage().get()] = variable->second;
+    }
+    graph::SpmdInputs inputs;
+    inputs.mesh = distribution::mesh_shape(mesh);
+    inputs.parameters = {distribution::to_sharding(layouts.data_layout(x.rank()), mesh),
+                         distribution::to_sharding(layouts.data_layout(y.rank()), mesh)};
+    inputs.capture = [&](graph::ValueId, const graph::Value& value) -> graph::ValueSharding {
+      const auto found = by_storage.find(value.tensor.storage().get());
+      return found != by_storage.end() ? found->second : graph::ValueSharding{};
+    };
+    const graph::SpmdPartition partition = graph::partition_spmd(step->graph, inputs);
+    std::vector<Device> devices;
+    for (const std::string& name : mesh.devices()) devices.push_back(find_device(name));
+    step->program = std::make_unique<graph::SpmdProgram>(step->graph, partition, std::move(devices));
+    sharded_step_ = std::move(step);
+  }
+
+  graph::SpmdProgram& program = *sharded_step_->program;
+  std::vector<std::vector<Tensor>> arguments(program.device_count());
+  for (size_t device = 0; device < program.device_count(); ++device) {
+    arguments[device] = {program.shard_of(x, sharded_step_->graph.parameters[0], device),
+                         program.shard_of(y, sharded_step_->graph.parameters[1], device)};
+  }
+  const std::vector<std::vector<Tensor>> results = program.run(arguments);
+  program.gather_captures();
+  update_metrics_from_results(x, y, results.front());
+  return metric_results();
+}
+
+}  // namespace accel::keras
