@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../core/keras/distribution/layout_sharding.hpp"
@@ -54,6 +55,30 @@ class StepLosses final : public keras::Callback {
 
 TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
 
+// The decoder at a size that trains in a few steps: vocabulary 32, 8 tokens, width 16, 2 heads, 2 blocks.
+DecoderLanguageModelOptions small_decoder() {
+  DecoderLanguageModelOptions options;
+  options.vocabulary = 32;
+  options.sequence_length = 8;
+  options.dim = 16;
+  options.heads = 2;
+  options.feed_forward = 32;
+  options.blocks = 2;
+  return options;
+}
+
+// `rows` sequences of 8 tokens and their next tokens: a fixed pattern to learn.
+std::pair<Tensor, Tensor> pattern_batch(int32_t rows) {
+  std::vector<int32_t> tokens, next;
+  for (int32_t row = 0; row < rows; ++row) {
+    for (int32_t column = 0; column < 8; ++column) {
+      tokens.push_back((row * 5 + column * 3) % 32);
+      next.push_back((row * 5 + column * 3 + 3) % 32);
+    }
+  }
+  return {Tensor::from_vector<int32_t>(tokens, Shape{rows, 8}), Tensor::from_vector<int32_t>(next, Shape{rows, 8})};
+}
+
 // Keras 3's variable path: the name without TensorFlow's ":0".
 std::string path_of(const Variable& variable) {
   const std::string& name = variable.name();
@@ -64,27 +89,14 @@ TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
   keras::clear_session();
   keras::set_random_seed(11);
-  DecoderLanguageModelOptions options;
-  options.vocabulary = 32;
-  options.sequence_length = 8;
-  options.dim = 16;
-  options.heads = 2;
-  options.feed_forward = 32;
-  options.blocks = 2;
+  const DecoderLanguageModelOptions options = small_decoder();
   std::shared_ptr<keras::Model> model = decoder_language_model(options);
   const auto optimizer = std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.5});
   const keras::SparseCategoricalCrossentropy loss_function(keras::CrossentropyOptions{.from_logits = true});
 
-  // A batch of 4 sequences of 8 tokens and their next tokens (a fixed pattern to learn).
-  std::vector<int32_t> tokens, next;
-  for (int32_t row = 0; row < 4; ++row) {
-    for (int32_t column = 0; column < 8; ++column) {
-      tokens.push_back((row * 5 + column * 3) % 32);
-      next.push_back((row * 5 + column * 3 + 3) % 32);
-    }
-  }
-  const Tensor x = Tensor::from_vector<int32_t>(tokens, Shape{4, 8});
-  const Tensor y = Tensor::from_vector<int32_t>(next, Shape{4, 8});
+  const std::pair<Tensor, Tensor> examples = pattern_batch(4);
+  const Tensor& x = examples.first;
+  const Tensor& y = examples.second;
   (void)(*model)(x, /*training=*/false);
   const std::vector<Variable> weights = model->trainable_weights();
   optimizer->build(weights);
@@ -210,21 +222,10 @@ TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
 // device from the same weights.
 TEST(DecoderSharding, FitUnderModelParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
-  DecoderLanguageModelOptions options;
-  options.vocabulary = 32;
-  options.sequence_length = 8;
-  options.dim = 16;
-  options.heads = 2;
-  options.feed_forward = 32;
-  std::vector<int32_t> tokens, next;
-  for (int32_t row = 0; row < 16; ++row) {
-    for (int32_t column = 0; column < 8; ++column) {
-      tokens.push_back((row * 5 + column * 3) % 32);
-      next.push_back((row * 5 + column * 3 + 3) % 32);
-    }
-  }
-  const Tensor x = Tensor::from_vector<int32_t>(tokens, Shape{16, 8});
-  const Tensor y = Tensor::from_vector<int32_t>(next, Shape{16, 8});
+  const DecoderLanguageModelOptions options = small_decoder();
+  const std::pair<Tensor, Tensor> examples = pattern_batch(16);
+  const Tensor& x = examples.first;
+  const Tensor& y = examples.second;
 
   struct Trained {
     std::vector<double> losses;
@@ -277,12 +278,7 @@ TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {
   keras::clear_session();
   keras::distribution::set_distribution(std::make_shared<keras::distribution::DataParallel>(
       std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"}));
-  DecoderLanguageModelOptions options;
-  options.vocabulary = 32;
-  options.sequence_length = 8;
-  options.dim = 16;
-  options.heads = 2;
-  options.feed_forward = 32;
+  const DecoderLanguageModelOptions options = small_decoder();
   std::shared_ptr<keras::Model> model = decoder_language_model(options);
   EXPECT_THROW(model->compile("sgd", "mse"), FailedPreconditionError) << "a sharded step is a compiled one";
   model->compile("sgd", std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
