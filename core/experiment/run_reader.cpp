@@ -5,6 +5,7 @@
 #include "schema_check.hpp"
 #include "tpu_preset_lookup.hpp"
 
+#include <accel/data/byte_text.hpp>
 #include <accel/device.hpp>
 #include <accel/distribute/cluster_spec.hpp>
 #include <accel/distribute/tpu_cluster_resolver.hpp>
@@ -415,7 +416,7 @@ class RunReader {
       const int64_t length = data.options.at("sequence_length").as_int();
       data.example_shape = {length};
       data.example_dtype = "int32";
-      data.classes = 256;
+      data.classes = data::kByteVocabulary;
       data.label_shape = {length};
     } else if (data.source == "synthetic") {
       // data.shape is required for a model of one input (check_data_for_model_ends).
@@ -589,8 +590,10 @@ class RunReader {
     training.jit_compile = jit_compile == "true"    ? JitCompile::kOn
                            : jit_compile == "false" ? JitCompile::kOff
                                                     : JitCompile::kAuto;
-    const std::string& remat = fields.at("remat").as_text();
-    training.remat = remat == "full" ? RematPolicy::kFull : remat == "minimal" ? RematPolicy::kMinimal : RematPolicy::kNone;
+    const std::string& remat = fields.at("remat").as_text();  // the schema admits the policies' names only
+    for (RematPolicy policy : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
+      if (remat == remat_policy_name(policy)) training.remat = policy;
+    }
     out_.training = std::move(training);
   }
 

@@ -1,8 +1,9 @@
 // The compiler: a traced Graph in, a GraphExecutor out. Runs the passes in
 // order (dead code, common subexpressions, constant folding, pooling
 // gradients, rematerialization, then with jit_compile epilogue and
-// elementwise fusion and dead code again, then buffer planning), dumps the graph before and after when ACCEL_DUMP_GRAPHS
-// names a folder, and counts what each pass did.
+// elementwise fusion and dead code again, then buffer planning), dumps the
+// graph before and after when ACCEL_DUMP_GRAPHS names a folder, and counts
+// what each pass did.
 #pragma once
 
 #include "graph/graph_executor.hpp"

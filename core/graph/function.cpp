@@ -36,15 +36,6 @@ struct SignatureEntry {
 
 }  // namespace
 
-const char* remat_policy_name(RematPolicy policy) {
-  switch (policy) {
-    case RematPolicy::kNone: return "none";
-    case RematPolicy::kFull: return "full";
-    case RematPolicy::kMinimal: return "minimal";
-  }
-  return "none";
-}
-
 struct Function::State {
   Body body;
   FunctionOptions options;

@@ -29,6 +29,17 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
                                std::to_string(options.steps_per_execution));
   }
   DistributedTraining* distribution = current_distributed_training();
+  // keras.distribution's global, taken now as Keras takes it when it makes the train function.
+  std::shared_ptr<const distribution::Distribution> sharding = keras::distribution::distribution();
+  if (sharding && distribution != nullptr) {
+    throw InvalidArgumentError("compile: model '" + name() + "' is compiled both in the scope of " +
+                               distribution->strategy_name() +
+                               " and under keras.distribution's set_distribution; use one of the two");
+  }
+  if (sharding && !options.jit_compile) {
+    throw FailedPreconditionError("compile: under keras.distribution's set_distribution the train step runs "
+                                  "sharded as a compiled program; compile with jit_compile = true");
+  }
   if (distribution != nullptr && distribution->num_local_replicas() > 1) {
     for (const Variable& weight : weights()) {
       if (weight.replica_count() != static_cast<size_t>(distribution->num_local_replicas())) {
@@ -65,17 +76,8 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   // A new compile starts new compiled steps, as Keras's make_train_function.
   jit_compile_ = options.jit_compile;
   remat_ = options.remat;
-  sharding_ = distribution::distribution();
+  sharding_ = std::move(sharding);
   sharded_step_.reset();
-  if (sharding_ && distribution_ != nullptr) {
-    throw InvalidArgumentError("compile: model '" + name() + "' is compiled both in the scope of " +
-                               distribution_->strategy_name() +
-                               " and under keras.distribution's set_distribution; use one of the two");
-  }
-  if (sharding_ && !jit_compile_) {
-    throw FailedPreconditionError("compile: under keras.distribution's set_distribution the train step runs "
-                                  "sharded as a compiled program; compile with jit_compile = true");
-  }
   train_function_.reset();
   test_function_.reset();
   predict_function_.reset();

@@ -79,12 +79,6 @@ std::pair<Tensor, Tensor> pattern_batch(int32_t rows) {
   return {Tensor::from_vector<int32_t>(tokens, Shape{rows, 8}), Tensor::from_vector<int32_t>(next, Shape{rows, 8})};
 }
 
-// Keras 3's variable path: the name without TensorFlow's ":0".
-std::string path_of(const Variable& variable) {
-  const std::string& name = variable.name();
-  return name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0 ? name.substr(0, name.size() - 2) : name;
-}
-
 TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
   keras::clear_session();
@@ -159,13 +153,10 @@ TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   const ModelParallel distribution(layout_map, "data");
   const DeviceMesh& mesh = distribution.mesh();
 
-  std::map<const void*, graph::ValueSharding> variable_shardings;  // by storage
+  const keras::distribution::ShardingsByStorage variable_shardings =
+      keras::distribution::variable_shardings(distribution, weights);
   int32_t sharded_variables = 0;
-  for (const Variable& weight : weights) {
-    const TensorLayout variable_layout = distribution.variable_layout(path_of(weight), weight.value().rank());
-    variable_shardings[weight.value().storage().get()] = keras::distribution::to_sharding(variable_layout, mesh);
-    if (!(variable_layout == TensorLayout::replicated(weight.value().rank()))) ++sharded_variables;
-  }
+  for (const auto& [storage, sharding] : variable_shardings) sharded_variables += !sharding.is_replicated();
   // Per block: q, k, v kernels and biases, the attention output kernel, the MLP's kernels and
   // hidden bias (10); and the logits kernel.
   EXPECT_EQ(sharded_variables, 2 * 10 + 1);
@@ -281,6 +272,7 @@ TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {
   const DecoderLanguageModelOptions options = small_decoder();
   std::shared_ptr<keras::Model> model = decoder_language_model(options);
   EXPECT_THROW(model->compile("sgd", "mse"), FailedPreconditionError) << "a sharded step is a compiled one";
+  EXPECT_FALSE(model->compiled()) << "a refused compile leaves the model as it was";
   model->compile("sgd", std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
                  {}, {.jit_compile = true});
   keras::distribution::set_distribution(nullptr);

@@ -40,6 +40,7 @@ ordered_json units_table() {
           {"fusion_bytes_saved", "bytes per training step"},
           {"eager_peak_bytes", "bytes"},
           {"planned_peak_bytes", "bytes"},
+          {"held_out_unigram_entropy", "nats per byte (text data: a byte-frequency model's loss on the held-out bytes)"},
           {"hbm_traffic_per_step", "bytes per training step (emulator)"},
           {"energy_per_step", "J per training step (emulator: every core of the emulated system)"},
           {"total_j", "J (emulator: dynamic energy from the preset's energy figures)"},
@@ -319,9 +320,7 @@ RunResult run_from_json(const json& entry) {
   run.evaluation = number_map(entry, "evaluation");
   run.evaluation_wall_seconds = number(entry, "evaluation_wall_seconds");
   run.evaluation_examples = entry.value("evaluation_examples", int64_t{0});
-  if (entry.contains("held_out_unigram_entropy") && entry["held_out_unigram_entropy"].is_number()) {
-    run.held_out_unigram_entropy = entry["held_out_unigram_entropy"].get<double>();
-  }
+  run.held_out_unigram_entropy = optional_number(entry, "held_out_unigram_entropy");
   run.profiled_first_step = entry.value("profiled_first_step", int64_t{0});
   run.profiled_steps = entry.value("profiled_steps", int64_t{0});
   if (entry.contains("peak")) {

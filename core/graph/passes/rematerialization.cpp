@@ -41,7 +41,7 @@ class Rematerializer {
         results_(graph.results.begin(), graph.results.end()) {
     for (int32_t index = 0; index < static_cast<int32_t>(graph.nodes.size()); ++index) {
       const detail::StepRegion& region = node(index).region;
-      if (region.layer >= 0 && region.backward) first_backward_.try_emplace(region.layer, index);
+      if (region.layer >= 0 && region.backward) backward_nodes_[region.layer].push_back(index);
     }
   }
 
@@ -49,9 +49,9 @@ class Rematerializer {
     const auto node_count = static_cast<int32_t>(graph_.nodes.size());
     std::map<int32_t, std::vector<int32_t>> copies_before;  // a region's first backward node -> its copies
     int32_t added = 0;
-    for (const auto& [layer, first_backward] : first_backward_) {
+    for (const auto& [layer, backward_nodes] : backward_nodes_) {
       std::map<ValueId, ValueId> copy_of;
-      std::vector<int32_t>& copies = copies_before[first_backward];
+      std::vector<int32_t>& copies = copies_before[backward_nodes.front()];
       for (int32_t producer : producers_to_copy(layer)) {  // in graph order: inputs are copied first
         Node copy = node(producer);
         copy.outputs.clear();
@@ -68,10 +68,8 @@ class Rematerializer {
         copies.push_back(index);
         ++added;
       }
-      for (int32_t index = first_backward; index < node_count; ++index) {
-        Node& reader = graph_.nodes[static_cast<size_t>(index)];
-        if (reader.region.layer != layer || !reader.region.backward) continue;
-        for (ValueId& input : reader.inputs) {
+      for (int32_t index : backward_nodes) {
+        for (ValueId& input : graph_.nodes[static_cast<size_t>(index)].inputs) {
           if (const auto found = copy_of.find(input); found != copy_of.end()) input = found->second;
         }
       }
@@ -118,10 +116,8 @@ class Rematerializer {
   // kept that those need.
   std::set<int32_t> producers_to_copy(int32_t layer) const {
     std::vector<ValueId> pending;
-    for (int32_t index = first_backward_.at(layer); index < static_cast<int32_t>(graph_.nodes.size()); ++index) {
-      const Node& reader = node(index);
-      if (reader.region.layer != layer || !reader.region.backward) continue;
-      for (ValueId input : reader.inputs) pending.push_back(input);
+    for (int32_t index : backward_nodes_.at(layer)) {
+      for (ValueId input : node(index).inputs) pending.push_back(input);
     }
     std::set<int32_t> producers;
     while (!pending.empty()) {
@@ -138,7 +134,7 @@ class Rematerializer {
   RematPolicy policy_;
   std::vector<std::vector<int32_t>> consumers_;
   std::set<ValueId> results_;
-  std::map<int32_t, int32_t> first_backward_;  // layer -> index of its first backward node
+  std::map<int32_t, std::vector<int32_t>> backward_nodes_;  // layer -> its backward nodes, in order
 };
 
 }  // namespace

@@ -22,8 +22,8 @@
 // jit_compile (XLA's flag): fuse elementwise chains and epilogues into
 // kernels the devices claim (plugin API 1.2). Without it the graph is still
 // pruned, simplified and buffer-planned. remat: recompute activations in the
-// backward pass instead of keeping them (RematPolicy). ACCEL_DUMP_GRAPHS=DIR writes each
-// graph as text before and after the passes.
+// backward pass instead of keeping them (RematPolicy). ACCEL_DUMP_GRAPHS=DIR
+// writes each graph as text before and after the passes.
 #pragma once
 
 #include <accel/tensor.hpp>
@@ -47,7 +47,16 @@ enum class RematPolicy {
   kFull,     // keep only each layer call's inputs, recompute the rest (MaxText "full")
   kMinimal,  // keep matmul and convolution outputs as well (MaxText "minimal")
 };
-const char* remat_policy_name(RematPolicy policy);  // "none", "full", "minimal"
+// "none", "full", "minimal": the names training.remat takes. Inline: the
+// experiment loader reads them without linking the graph library.
+constexpr const char* remat_policy_name(RematPolicy policy) {
+  switch (policy) {
+    case RematPolicy::kNone: return "none";
+    case RematPolicy::kFull: return "full";
+    case RematPolicy::kMinimal: return "minimal";
+  }
+  return "none";
+}
 
 struct FunctionOptions {
   std::string name = "function";

@@ -13,12 +13,9 @@
 #include "../utils/constant_like.hpp"
 
 namespace accel::keras {
-namespace {
-
-// Metric counts depend on the batch's shapes alone.
-std::string shape_key(const Tensor& x, const Tensor& y) { return x.shape().to_string() + y.shape().to_string(); }
-
-}  // namespace
+std::string Model::batch_shapes_key(const Tensor& x, const Tensor& y) {
+  return x.shape().to_string() + y.shape().to_string();
+}
 
 void Model::build_for_compiled_step(const Tensor& x, bool training) {
   // One eager forward pass builds any kind of model (Sequential, Functional,
@@ -64,14 +61,14 @@ std::vector<Tensor> Model::step_results(const Tensor& x, const Tensor& y, bool t
     }
   }
   if (needs_predictions) results.push_back(y_pred);
-  metric_counts_[shape_key(x, y)] = std::move(counts);
+  metric_counts_[batch_shapes_key(x, y)] = std::move(counts);
   return results;
 }
 
 void Model::update_metrics_from_results(const Tensor& x, const Tensor& y, const std::vector<Tensor>& results) {
   const double batch_size = y.rank() > 0 ? static_cast<double>(y.shape().dim(0)) : 1.0;
   loss_tracker_.update_state(detail::scalar_to_double(results.front()), batch_size);
-  const std::vector<double>& counts = metric_counts_.at(shape_key(x, y));
+  const std::vector<double>& counts = metric_counts_.at(batch_shapes_key(x, y));
   size_t next_result = 1;
   size_t next_count = 0;
   for (const auto& metric : metrics_) {

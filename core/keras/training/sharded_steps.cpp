@@ -23,7 +23,6 @@
 #include <fmt/format.h>
 
 #include <functional>
-#include <map>
 
 namespace accel::keras {
 
@@ -32,15 +31,6 @@ struct Model::ShardedStep {
   graph::Graph graph;     // as partitioned
   std::unique_ptr<graph::SpmdProgram> program;
 };
-
-namespace {
-
-// Keras 3's variable path: the name without TensorFlow's ":0".
-std::string path_of(const std::string& name) {
-  return name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0 ? name.substr(0, name.size() - 2) : name;
-}
-
-}  // namespace
 
 Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
   const distribution::Distribution& layouts = *sharding_;
@@ -53,7 +43,7 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
         x.rank() == 0 ? 0 : x.shape()[0], layouts.batch_dim_name(), batch_devices));
   }
   build_for_compiled_step(x, /*training=*/true);
-  const std::string signature = x.shape().to_string() + y.shape().to_string();
+  const std::string signature = batch_shapes_key(x, y);
   if (!sharded_step_ || sharded_step_->signature != signature) {
     auto step = std::make_shared<ShardedStep>();
     step->signature = signature;
@@ -71,25 +61,8 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
     }
     rollback();
 
-    // Each variable's layout by its storage; an optimizer slot takes its variable's.
-    std::map<const void*, graph::ValueSharding> by_storage;
-    std::map<std::string, graph::ValueSharding> by_path;
-    for (const Variable& weight : weights()) {
-      const std::string path = path_of(weight.name());
-      const graph::ValueSharding sharding =
-          distribution::to_sharding(layouts.variable_layout(path, weight.value().rank()), mesh);
-      by_storage[weight.value().storage().get()] = sharding;
-      by_path[path] = sharding;
-    }
-    const std::string prefix = optimizer_->name() + "/";
-    for (const Variable& slot : optimizer_->variables()) {
-      // "Adam/dense/kernel/m:0": the slot "m" of "dense/kernel".
-      const std::string path = path_of(slot.name());
-      const size_t last = path.rfind('/');
-      if (path.rfind(prefix, 0) != 0 || last == std::string::npos || last < prefix.size()) continue;
-      const auto variable = by_path.find(path.substr(prefix.size(), last - prefix.size()));
-      if (variable != by_path.end()) by_storage[slot.value().storage().get()] = variable->second;
-    }
+    const distribution::ShardingsByStorage by_storage =
+        distribution::variable_shardings(layouts, weights(), optimizer_.get());
     graph::SpmdInputs inputs;
     inputs.mesh = distribution::mesh_shape(mesh);
     inputs.parameters = {distribution::to_sharding(layouts.data_layout(x.rank()), mesh),

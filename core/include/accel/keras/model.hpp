@@ -335,6 +335,8 @@ class Model : public Layer {
   // The body of the compiled train / test step: the loss, each metric's
   // batch contribution, and the predictions when a metric needs them.
   std::vector<Tensor> step_results(const Tensor& x, const Tensor& y, bool training);
+  // What a batch's compiled steps and metric counts are keyed by: x's and y's shapes.
+  static std::string batch_shapes_key(const Tensor& x, const Tensor& y);
   // Folds a compiled step's results into the loss and metrics.
   void update_metrics_from_results(const Tensor& x, const Tensor& y, const std::vector<Tensor>& results);
 
@@ -372,8 +374,9 @@ class Model : public Layer {
   // replica (each replica traces on its own thread, devices and copies of
   // the weights); the all-reduce and the update run as in eager mode.
   std::vector<std::unique_ptr<Function>> replica_train_functions_;
-  // Per batch shapes (x's and y's): the count of values each metric's sum
-  // covers, recorded by the step body (counts follow from shapes alone).
+  // Per batch shapes (x's and y's; batch_shapes_key): the count of values
+  // each metric's sum covers, recorded by the step body (counts follow from
+  // shapes alone).
   std::map<std::string, std::vector<double>> metric_counts_;
   std::vector<MetricArgument> metric_arguments_;
   std::vector<std::shared_ptr<Metric>> metrics_;  // built on the first batch
