@@ -20,6 +20,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 namespace accel::experiment {
@@ -594,6 +595,20 @@ class RunReader {
     for (RematPolicy policy : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
       if (remat == remat_policy_name(policy)) training.remat = policy;
     }
+    if (fields.contains("remat_blocks")) {
+      training.remat_blocks = fields.at("remat_blocks").as_text();
+      try {
+        const std::regex pattern(training.remat_blocks);
+        if (pattern.mark_count() < 1) {
+          fail_at(fields.at("remat_blocks").where, "'training.remat_blocks' has no group",
+                  "a group that names the block, e.g. '^(layer\\d+)_'");
+        }
+      } catch (const std::regex_error& error) {
+        fail_at(fields.at("remat_blocks").where,
+                fmt::format("'training.remat_blocks' is not a regular expression ({})", error.what()),
+                "a regular expression with a group, e.g. '^(layer\\d+)_'");
+      }
+    }
     out_.training = std::move(training);
   }
 
@@ -841,16 +856,20 @@ class RunReader {
               "categorical_crossentropy, or data.one_hot: false");
     }
     if ((loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") && !data.label_shape.empty()) {
-      // A label per position (text): [batch, positions..., classes].
+      // A label per position (text): [batch, positions..., classes]. Integer
+      // labels fit any vocabulary at least that large (a model of a larger
+      // vocabulary trains on bytes as well); one-hot labels need exactly it.
       Shape expected{-1};
       expected.insert(expected.end(), data.label_shape.begin(), data.label_shape.end());
       expected.push_back(data.classes.value_or(-1));
+      const bool sparse = loss == "sparse_categorical_crossentropy";
       if (output.size() != expected.size() ||
           !std::equal(output.begin() + 1, output.end() - 1, expected.begin() + 1) ||
-          (data.classes && output.back() != *data.classes)) {
+          (data.classes && (sparse ? output.back() < *data.classes : output.back() != *data.classes))) {
         fail_at(last.where, fmt::format("{} outputs {}, but source '{}' has a label per position", where_layer,
                                         shape_text(output), data.source),
-                fmt::format("{} scores at every position: {}", data.classes.value_or(0), shape_text(expected)));
+                fmt::format("{}{} scores at every position: {}", sparse ? "at least " : "", data.classes.value_or(0),
+                            shape_text(expected)));
       }
     } else if (loss == "sparse_categorical_crossentropy" || loss == "categorical_crossentropy") {
       if (output.size() != 2) {

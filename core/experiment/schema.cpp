@@ -655,7 +655,12 @@ std::vector<Field> run_fields() {
                 "call's inputs for the backward pass and recomputes the rest there; minimal keeps the matmul and "
                 "convolution outputs too. Lower peak memory for more compute; the same gradients to rounding. "
                 "Applies with jit_compile.",
-                "full")});
+                "full"),
+       optional("remat_blocks", text(), "each layer call",
+                "The unit remat recomputes: a regular expression whose first group names a layer's block; the "
+                "layers of one block are one unit, of which only what enters it is kept (MaxText remats each "
+                "decoder layer whole). Layers it does not match stay units of their own.",
+                "'^(layer\\d+)_'")});
   const auto output = mapping(
       {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
                 "results/quickstart"),

@@ -238,6 +238,7 @@ std::vector<Tensor> GraphExecutor::run(std::span<const Tensor> arguments) {
       continue;
     }
     run_node(index);
+    if (node_observer_) node_observer_(index);
     release_after(index);
     ++index;
   }

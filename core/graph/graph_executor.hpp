@@ -45,6 +45,11 @@ class GraphExecutor {
       std::function<void(size_t node_index, const Node& node, const Tensor& operand, const Tensor& output)>;
   void set_collective_handler(CollectiveHandler handler) { collective_handler_ = std::move(handler); }
 
+  // Called after each node that runs on its own (not inside a recorded run),
+  // with its index: how a cost model reads a device's clock op by op.
+  using NodeObserver = std::function<void(size_t node_index)>;
+  void set_node_observer(NodeObserver observer) { node_observer_ = std::move(observer); }
+
   const Graph& graph() const noexcept { return graph_; }
   // Node `index`'s attribute bytes, for an SPMD program that refreshes them
   // itself (spmd_program.hpp).
@@ -116,6 +121,7 @@ class GraphExecutor {
   int64_t recorded_replays_ = 0;
   std::string recording_reason_;
   CollectiveHandler collective_handler_;
+  NodeObserver node_observer_;
 };
 
 }  // namespace accel::graph

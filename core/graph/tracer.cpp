@@ -138,6 +138,7 @@ void Tracer::on_host_read(const Tensor& tensor) {
 }
 
 void Tracer::save_before_assignment(const Tensor& destination) {
+  if (!save_assigned_) return;
   if (!saved_keys_.emplace(destination.storage().get(), destination.byte_offset()).second) return;
   detail::TraceHooksSuspension saving_is_no_host_read;
   SavedValue saved{destination, std::vector<uint8_t>(destination.byte_size())};

@@ -61,6 +61,10 @@ class Tracer final : public detail::OpObserver, public detail::TraceHooks {
   // undo_on_discard. Taken once, after finish(); run it after this tracer
   // is gone.
   std::function<void()> take_rollback();
+  // Saves nothing from here on: the rollback puts back host state only.
+  // For a trace whose device tensors hold no values (a timing-only
+  // emulator), where saving a model's weights would only fill host memory.
+  void keep_assigned_values() noexcept { save_assigned_ = false; }
   void undo_on_discard(std::function<void()> undo) { undos_.push_back(std::move(undo)); }
 
   // OpObserver
@@ -87,6 +91,7 @@ class Tracer final : public detail::OpObserver, public detail::TraceHooks {
 
   Graph graph_;
   std::vector<SavedValue> saved_values_;
+  bool save_assigned_ = true;
   std::set<std::tuple<const void*, uint64_t>> saved_keys_;  // (storage, byte offset)
   std::vector<std::function<void()>> undos_;
   std::unordered_map<uint64_t, ValueId> values_by_tensor_;

@@ -7,6 +7,7 @@
 #include "functional_graph.hpp"
 #include "runtime/step_region.hpp"
 
+#include <map>
 #include <set>
 
 namespace accel::keras {
@@ -89,10 +90,20 @@ std::vector<Tensor> Model::call_list(const std::vector<Tensor>& inputs, bool tra
   for (size_t index = 0; check_input_shapes_ && index < inputs.size(); ++index) {
     check_input_shape(inputs[index], graph_->inputs()[index], name(), index);
   }
-  return graph_->evaluate<Tensor>(inputs, [training](const Node& node, const std::vector<Tensor>& arguments) {
+  // Each layer call is a region of the step (rematerialization's unit), or
+  // each block of them (CompileOptions::remat_blocks).
+  std::map<int32_t, accel::detail::StepRegion> block_regions;
+  return graph_->evaluate<Tensor>(inputs, [&, training](const Node& node, const std::vector<Tensor>& arguments) {
     Layer& layer = node.layer();
-    // Each layer call is a region of the step (rematerialization's unit).
-    const accel::detail::StepRegionScope region(accel::detail::StepRegionScope::next_layer_call());
+    accel::detail::StepRegion call_region;
+    if (const auto block = remat_block_of_.find(&layer); block != remat_block_of_.end()) {
+      auto [opened, added] = block_regions.try_emplace(block->second);
+      if (added) opened->second = accel::detail::StepRegionScope::next_layer_call();
+      call_region = opened->second;
+    } else {
+      call_region = accel::detail::StepRegionScope::next_layer_call();
+    }
+    const accel::detail::StepRegionScope region(call_region);
     // One tensor in, one out: the same call as a plain chain of layers makes.
     if (!node.list_input() && node.output_shapes().size() == 1) return std::vector<Tensor>{layer(arguments.front(), training)};
     return layer.call_outputs(arguments, training);

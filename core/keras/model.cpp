@@ -12,6 +12,9 @@
 
 #include "utils/constant_like.hpp"
 
+#include <map>
+#include <regex>
+
 namespace accel::keras {
 namespace {
 
@@ -76,6 +79,28 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   // A new compile starts new compiled steps, as Keras's make_train_function.
   jit_compile_ = options.jit_compile;
   remat_ = options.remat;
+  remat_block_of_.clear();
+  if (!options.remat_blocks.empty()) {
+    std::regex pattern;
+    try {
+      pattern = std::regex(options.remat_blocks);
+    } catch (const std::regex_error& error) {
+      throw InvalidArgumentError("compile: remat_blocks '" + options.remat_blocks +
+                                 "' is not a regular expression: " + error.what());
+    }
+    if (pattern.mark_count() < 1) {
+      throw InvalidArgumentError("compile: remat_blocks '" + options.remat_blocks +
+                                 "' has no group; expected one that names the block, e.g. ^(layer\\d+)_");
+    }
+    std::map<std::string, int32_t> blocks;
+    for (const std::shared_ptr<Layer>& layer : layers()) {
+      std::smatch match;
+      const std::string& layer_name = layer->name();
+      if (!std::regex_search(layer_name, match, pattern) || match[1].length() == 0) continue;
+      const auto [found, added] = blocks.emplace(match[1].str(), static_cast<int32_t>(blocks.size()));
+      remat_block_of_[layer.get()] = found->second;
+    }
+  }
   sharding_ = std::move(sharding);
   sharded_step_.reset();
   train_function_.reset();

@@ -159,4 +159,40 @@ TpuAllReduceTiming TpuEmulator::run_all_reduce(double bytes, const std::vector<i
           estimate.on_chip_seconds, estimate.chips, estimate.steps};
 }
 
+TpuCollectiveTiming TpuEmulator::estimate_collective(std::string_view kind, double bytes,
+                                                     const std::vector<TpuChipSpan>& spans) const {
+  if (!ACCEL_STRUCT_HOLDS(table_, AccelTpuSimExtension, estimate_collective) || table_->estimate_collective == nullptr) {
+    throw UnimplementedError("the loaded TPU emulator plugin predates estimate_collective (accel.tpu_sim.v1)");
+  }
+  int32_t code = -1;
+  if (kind == "all_reduce") code = ACCEL_TPU_SIM_ALL_REDUCE;
+  if (kind == "all_gather") code = ACCEL_TPU_SIM_ALL_GATHER;
+  if (kind == "reduce_scatter") code = ACCEL_TPU_SIM_REDUCE_SCATTER;
+  if (kind == "all_to_all") code = ACCEL_TPU_SIM_ALL_TO_ALL;
+  if (code < 0) {
+    throw InvalidArgumentError("collective '" + std::string(kind) +
+                               "': expected all_gather, reduce_scatter, all_reduce or all_to_all");
+  }
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  for (const TpuChipSpan& span : spans) {
+    sizes.push_back(span.size);
+    strides.push_back(span.stride);
+  }
+  AccelTpuSimCollective estimate{};
+  estimate.struct_size = sizeof(estimate);
+  detail::check_status(table_->estimate_collective(context_, code, bytes, sizes.data(), strides.data(),
+                                                   static_cast<int32_t>(spans.size()), &estimate),
+                       "TPU emulator collective");
+  TpuCollectiveTiming timing;
+  timing.seconds = estimate.seconds;
+  timing.link_seconds = estimate.link_seconds;
+  timing.latency_seconds = estimate.latency_seconds;
+  timing.link_bytes_per_chip = estimate.link_bytes_per_chip;
+  if (estimate.link_energy_known != 0) timing.link_energy_j = estimate.link_energy_j;
+  timing.chips = estimate.chips;
+  timing.steps = estimate.steps;
+  return timing;
+}
+
 }  // namespace accel

@@ -102,5 +102,42 @@ TEST(Collectives, AllReduceFollowsEachAxisWraparound) {
   EXPECT_DOUBLE_EQ(v4_8.link_seconds, 2 * 0.5 * (bytes + bytes / 2) / link);
 }
 
+// A mesh axis laid on the slice: one whole torus axis is that axis's ring;
+// all 256 chips of a 16x16 pod run along both axes at once (the links'
+// bandwidths add); part of an axis is a line; members h chips apart are h hops apart.
+TEST(Collectives, SpansOfAMeshOnTheTorus) {
+  const Hardware pod = slice("tpu_v5e", {16, 16});
+  const double bytes = 2e9;
+  const AllReduceEstimate one_axis = estimate_span_collective(pod, Collective::kAllGather, bytes, {{16, 1}});
+  const AllReduceEstimate same = estimate_collective(pod, Collective::kAllGather, bytes, 1);
+  EXPECT_DOUBLE_EQ(one_axis.seconds, same.seconds);
+  EXPECT_EQ(one_axis.chips, 16);
+  // The other axis: stride 16.
+  EXPECT_DOUBLE_EQ(estimate_span_collective(pod, Collective::kAllGather, bytes, {{16, 16}}).seconds,
+                   estimate_collective(pod, Collective::kAllGather, bytes, 0).seconds);
+  // Every chip: 255/256 of the bytes over 2 rings of 2 x 45 GB/s, 15 + 15 hops.
+  const AllReduceEstimate whole = estimate_span_collective(pod, Collective::kAllGather, bytes, {{256, 1}});
+  EXPECT_EQ(whole.chips, 256);
+  EXPECT_EQ(whole.steps, 30);
+  EXPECT_NEAR(whole.link_seconds, 255.0 / 256.0 * bytes / (4 * 45e9), 1e-12);
+  EXPECT_NEAR(whole.latency_seconds, 30e-6, 1e-12);
+  // The same 256 chips as two mesh axes of 16 (data x model) cost the same.
+  EXPECT_DOUBLE_EQ(estimate_span_collective(pod, Collective::kAllGather, bytes, {{16, 16}, {16, 1}}).seconds,
+                   whole.seconds);
+  // 4 chips of a 16-chip axis: a line, one way at 45 GB/s.
+  const AllReduceEstimate line = estimate_span_collective(pod, Collective::kAllGather, bytes, {{4, 1}});
+  EXPECT_NEAR(line.link_seconds, 0.75 * bytes / 45e9, 1e-12);
+  // Every 4th chip along a wrapping axis: 4 hops apart, a quarter of the
+  // ring's bandwidth (both ways round the axis).
+  const AllReduceEstimate strided = estimate_span_collective(pod, Collective::kAllGather, bytes, {{4, 4}});
+  EXPECT_NEAR(strided.link_seconds, 0.75 * bytes / (2 * 45e9 / 4), 1e-12);
+  EXPECT_EQ(strided.steps, 12);
+  // An all-reduce moves twice an all-gather's bytes.
+  EXPECT_NEAR(estimate_span_collective(pod, Collective::kAllReduce, bytes, {{256, 1}}).link_seconds,
+              2 * whole.link_seconds, 1e-12);
+  EXPECT_THROW(estimate_span_collective(pod, Collective::kAllGather, bytes, {{512, 1}}), std::invalid_argument);
+  EXPECT_THROW(estimate_span_collective(pod, Collective::kAllGather, bytes, {{4, 3}}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace accel::tpu

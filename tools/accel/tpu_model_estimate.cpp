@@ -7,6 +7,7 @@
 #include <accel/input_file.hpp>
 #include <accel/experiment/experiment_error.hpp>
 #include <accel/experiment/experiment_loader.hpp>
+#include <accel/experiment/tpu_pod_estimate.hpp>
 #include <accel/experiment/tpu_step_estimate.hpp>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -204,6 +206,74 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
   }
 }
 
+void print_pod_table(const experiment::TpuPodEstimate& estimate, std::ostream& out) {
+  const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
+  const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
+  const double step = estimate.step_seconds;
+  out << fmt::format("{} on {} x {} chips, mesh {}, batch {} ({} per chip), remat {}, collectives {}; one training step\n",
+                     estimate.model, preset, estimate.chips, estimate.mesh, estimate.batch, estimate.batch_per_chip,
+                     estimate.remat, estimate.async_collectives ? "asynchronous" : "synchronous");
+  out << fmt::format("step time   {:.6g} s simulated (one chip's program: {} ops, {} recomputed); estimated in {:.3f} s\n",
+                     step, estimate.compiled_ops, estimate.ops_recomputed, estimate.wall_seconds);
+  const double cycles = static_cast<double>(std::max<int64_t>(1, estimate.cycles));
+  const double compute_share = step > 0 ? estimate.schedule.compute_seconds / step : 0;
+  out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}%, exposed collectives {:.1f}% of the step\n",
+                     100.0 * compute_share * static_cast<double>(estimate.mxu_cycles) / cycles,
+                     100.0 * compute_share * static_cast<double>(estimate.vector_cycles) / cycles,
+                     100.0 * compute_share * static_cast<double>(estimate.stall_cycles) / cycles,
+                     percent(estimate.schedule.exposed_collective_seconds, step));
+  out << fmt::format("collectives {:.6g} s on the links, {:.6g} s of it exposed\n", estimate.schedule.link_busy_seconds,
+                     estimate.schedule.exposed_collective_seconds);
+  for (const experiment::TpuCollectiveCost& cost : estimate.collectives) {
+    out << fmt::format("            {} over {}: {} of them, {:.4g} GB, {:.6g} s\n", cost.kind, cost.axes, cost.count,
+                       cost.bytes / 1e9, cost.seconds);
+  }
+  if (estimate.formula) {
+    const experiment::ModelFlopsFormula& f = *estimate.formula;
+    out << fmt::format("model       {:.4g} TFLOP/s per chip, MFU {:.1f}% of {:.4g} (6 N S B + 12 H L hd S^2 B: N {:.4g}, S {}, "
+                       "B {}, H {}, L {}, hd {})\n",
+                       estimate.model_flops_per_chip_per_second / 1e12, 100.0 * estimate.mfu,
+                       estimate.peak_flops_per_chip / 1e12, f.parameters, f.sequence, f.batch, f.heads, f.layers, f.head_dim);
+  } else {
+    out << "model       MFU n/a: MaxText's formula is for a model whose input is a sequence of token ids\n";
+  }
+  out << fmt::format("hardware    {:.4g} TFLOP/s per chip executed (recomputation included), {:.4g} TFLOP per chip per step\n",
+                     estimate.hardware_flops_per_chip_per_second / 1e12, estimate.hardware_flops_per_chip / 1e12);
+  const experiment::PodMemoryFit& memory = estimate.memory;
+  out << fmt::format("HBM         {:.4g} GB per chip of {:.4g} GB: weights and optimizer state {:.4g}, batch {:.4g}, step values {:.4g}; {}\n",
+                     memory.total_bytes / 1e9, memory.capacity_bytes / 1e9, memory.state_bytes / 1e9,
+                     memory.batch_bytes / 1e9, memory.activation_bytes / 1e9,
+                     memory.fits ? std::string("fits") : "does not fit: " + memory.advice);
+  if (estimate.energy_j) {
+    out << fmt::format("energy      {:.4g} J per step, every chip; {:.4g} W per chip on average{}\n", *estimate.energy_j,
+                       estimate.average_power_w, estimate.energy_note.empty() ? "" : " (" + estimate.energy_note + ")");
+  } else {
+    out << "energy      " << estimate.energy_note << "\n";
+  }
+  out << fmt::format("\n{:<48} {:>6} {:>11} {:>7} {:>10}\n", "op / fusion (one chip)", "calls", "time s", "share", "TFLOP");
+  for (const experiment::TpuOpCost& cost : estimate.by_op) {
+    out << fmt::format("{:<48} {:>6} {:>11.5g} {:>6.1f}% {:>10.4g}\n", cost.op.substr(0, 48), cost.count, cost.seconds,
+                       percent(cost.seconds, step), cost.flops / 1e12);
+  }
+}
+
+std::vector<std::pair<std::string, int64_t>> parse_mesh(const std::string& text) {
+  std::vector<std::pair<std::string, int64_t>> mesh;
+  std::stringstream list(text);
+  for (std::string axis; std::getline(list, axis, ',');) {
+    const size_t equals = axis.find('=');
+    int64_t size = 0;
+    const std::string number = equals == std::string::npos ? std::string() : axis.substr(equals + 1);
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), size);
+    if (equals == std::string::npos || equals == 0 || error != std::errc() || end != number.data() + number.size() || size < 1) {
+      throw InvalidArgumentError("--mesh '" + text + "': expected NAME=SIZE[,NAME=SIZE...] with sizes >= 1, e.g. fsdp=256");
+    }
+    mesh.emplace_back(axis.substr(0, equals), size);
+  }
+  if (mesh.empty()) throw InvalidArgumentError("--mesh '': expected NAME=SIZE, e.g. fsdp=256");
+  return mesh;
+}
+
 // One child `accel tpu estimate --model ... --json` per swept value.
 int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err) {
   const size_t equals = request.sweep.find('=');
@@ -276,6 +346,94 @@ std::string joined(const std::vector<std::string>& fields) {
   return text;
 }
 
+const experiment::RunConfig& chosen_run(const experiment::Experiment& experiment, const TpuModelEstimateRequest& request) {
+  for (const experiment::RunConfig& run : experiment.runs) {
+    if (request.run.empty() || run.name == request.run) return run;
+  }
+  throw InvalidArgumentError(request.file + ": no run named '" + request.run + "'");
+}
+
+// The emulated system: --preset, else the chosen run's `tpu:` section (its
+// preset and hardware fields), else tpu_v4; then the --set fields.
+std::pair<std::string, std::vector<std::string>> emulated_system(const TpuModelEstimateRequest& request,
+                                                                 const experiment::RunConfig& chosen) {
+  std::string preset = request.preset;
+  std::vector<std::string> overrides;
+  if (!request.preset_given && chosen.tpu) {
+    preset = chosen.tpu->preset_path.empty() ? chosen.tpu->preset : chosen.tpu->preset_path;
+    std::istringstream fields(experiment::tpu_sim_overrides(*chosen.tpu));
+    for (std::string field; std::getline(fields, field, ';');) overrides.push_back(field);
+  }
+  overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
+  return {preset, overrides};
+}
+
+// The emulator's settings, made before anything lists devices (it reads
+// them when it loads); the preset and fields checked here first, so that a
+// bad file or key is named (file:line:column, the key) rather than the
+// plugin failing to load.
+void use_emulated_system(const std::string& preset, const std::vector<std::string>& overrides, const std::string& values,
+                         bool megacore) {
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
+  tpu::SystemSelection selection{.preset_or_file = preset};
+  for (const std::string& field : overrides) selection.overrides.push_back(tpu::parse_field_override(field));
+  (void)tpu::load_system(selection);
+#endif
+  config::set_setting("tpu_sim.preset", preset);
+  config::set_setting("tpu_sim.overrides", joined(overrides));
+  config::set_setting("tpu_sim.values", values);
+  if (megacore) config::set_setting("tpu_sim.megacore", "on");
+}
+
+// --mesh: the model sharded over the slice's chips (a pod estimate).
+int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::LoadOptions& options, std::ostream& out) {
+  if (request.values != "none") {
+    throw InvalidArgumentError("--mesh with --values " + request.values +
+                               ": a pod estimate runs one chip's program on shard shapes alone (--values none)");
+  }
+  if (request.inference) throw InvalidArgumentError("--mesh: a pod estimate times a training step; --inference takes none");
+  const experiment::Experiment experiment =
+      experiment::load_experiment_text(completed_experiment(request.file, "", options), request.file, options);
+  const experiment::RunConfig& chosen = chosen_run(experiment, request);
+  auto [preset, overrides] = emulated_system(request, chosen);
+  std::optional<int> chips;
+  if (!request.slice.empty()) {
+#ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
+    const distribute::TpuSliceDescription slice = distribute::describe_tpu_slice(request.slice);
+    if (request.preset_given && request.preset != slice.preset) {
+      throw InvalidArgumentError("--slice " + request.slice + " is a " + slice.preset + " slice; --preset " +
+                                 request.preset + " names another chip: keep one");
+    }
+    preset = slice.preset;
+    chips = slice.chips;
+#else
+    throw InvalidArgumentError("--slice: this build has no TPU timing library");
+#endif
+  }
+  use_emulated_system(preset, overrides, "none", request.megacore);
+  if (chips) config::set_setting("tpu_sim.chips", std::to_string(*chips));
+  experiment::TpuPodOptions pod;
+  pod.mesh = parse_mesh(request.mesh);
+  pod.batch = request.batch;
+  if (!request.remat.empty()) {
+    RematPolicy policy = RematPolicy::kNone;
+    bool known = false;
+    for (RematPolicy candidate : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
+      if (request.remat == remat_policy_name(candidate)) policy = candidate, known = true;
+    }
+    if (!known) throw InvalidArgumentError("--remat '" + request.remat + "': expected none, full or minimal");
+    pod.remat = policy;
+  }
+  pod.async_collectives = request.async_collectives == "on";
+  const experiment::TpuPodEstimate estimate = experiment::estimate_tpu_pod_step(chosen, pod);
+  if (request.json) {
+    out << experiment::tpu_pod_estimate_json(estimate) << "\n";
+  } else {
+    print_pod_table(estimate, out);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err) {
@@ -289,6 +447,7 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     options.overrides = request.file_overrides;
     // Devices are listed by the estimate itself, after a slice is initialized.
     options.device_catalog = [] { return experiment::fixed_device_catalog({{"CPU", 1}, {"TPU", 4096}}); };
+    if (!request.mesh.empty()) return run_pod_estimate(request, options, out);
     // A large slice: one replica on one chip of its preset, then the slice's all-reduce.
     std::string slice = request.slice;
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
@@ -308,37 +467,12 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
 #endif
     const experiment::Experiment experiment =
         experiment::load_experiment_text(completed_experiment(request.file, slice, options), request.file, options);
-    const experiment::RunConfig* chosen = nullptr;
-    for (const experiment::RunConfig& run : experiment.runs) {
-      if (request.run.empty() || run.name == request.run) {
-        chosen = &run;
-        break;
-      }
-    }
-    if (chosen == nullptr) throw InvalidArgumentError(request.file + ": no run named '" + request.run + "'");
-    // The emulated system: --preset, else the chosen run's `tpu:` section
-    // (its preset and hardware fields), else tpu_v4; then the --set fields.
-    std::string preset = request.preset;
-    std::vector<std::string> overrides;
-    if (!request.preset_given && chosen->tpu) {
-      preset = chosen->tpu->preset_path.empty() ? chosen->tpu->preset : chosen->tpu->preset_path;
-      std::istringstream fields(experiment::tpu_sim_overrides(*chosen->tpu));
-      for (std::string field; std::getline(fields, field, ';');) overrides.push_back(field);
-    }
-    overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
+    const experiment::RunConfig* chosen = &chosen_run(experiment, request);
+    auto [preset, overrides] = emulated_system(request, *chosen);
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     if (slice_preset) preset = *slice_preset;
-    // Checked here, so that a bad file or key is named (file:line:column,
-    // the key) rather than the plugin failing to load.
-    tpu::SystemSelection selection{.preset_or_file = preset};
-    for (const std::string& field : overrides) selection.overrides.push_back(tpu::parse_field_override(field));
-    (void)tpu::load_system(selection);
 #endif
-    // Before anything lists devices: the emulator reads these when it loads.
-    config::set_setting("tpu_sim.preset", preset);
-    config::set_setting("tpu_sim.overrides", joined(overrides));
-    config::set_setting("tpu_sim.values", request.values);
-    if (request.megacore) config::set_setting("tpu_sim.megacore", "on");
+    use_emulated_system(preset, overrides, request.values, request.megacore);
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     if (one_replica_of) {
       const int replicas = tpu::device_count(*one_replica_of);
@@ -403,6 +537,15 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
                     "--model --slice: time one replica and add the slice's all-reduce instead of emulating every "
                     "replica (the default above " + std::to_string(kLargestSliceRunWhole) + " devices)")
       ->needs(slice);
+  estimate.add_option("--mesh", request->mesh,
+                      "--model: shard the model over the slice's chips (a pod estimate), e.g. fsdp=256: the batch and "
+                      "every weight split over it; or data=N: the batch only");
+  estimate.add_option("--remat", request->remat, "--model --mesh: none, full or minimal (default the run's training.remat)")
+      ->check(CLI::IsMember({"none", "full", "minimal"}));
+  estimate.add_option("--async-collectives", request->async_collectives,
+                      "--model --mesh: on (collectives overlap the ops that do not need them, the default) or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   estimate.add_flag("--megacore", request->megacore,
                     "--model: a chip's two TensorCores as one device, on presets that have megacore (v4, v5p)");
   estimate.add_option("--model-set", request->file_overrides,

@@ -5,7 +5,9 @@
 // emulated TPU from shapes alone (experiment::estimate_tpu_step with
 // tpu_sim.values=none): step time, its breakdown by op and fusion, MXU
 // utilization, HBM traffic and the roofline point. A sweep re-runs the
-// estimate in a child process per value of a preset field.
+// estimate in a child process per value of a preset field. With --mesh, the
+// model is sharded over the slice's chips instead (a pod estimate:
+// experiment::estimate_tpu_pod_step).
 #pragma once
 
 #include "tpu_estimate_command.hpp"
@@ -33,6 +35,9 @@ struct TpuModelEstimateRequest {
   bool json = false;
   bool megacore = false;               // --megacore: tpu_sim.megacore=on
   bool one_replica = false;            // --time-one-replica (the default above kLargestSliceRunWhole devices)
+  std::string mesh;                    // --mesh fsdp=256: the model sharded over the slice (a pod estimate)
+  std::string remat;                   // --remat none|full|minimal (default the run's training.remat)
+  std::string async_collectives = "on";  // --async-collectives on|off
 };
 
 // A --slice of more devices than this is timed as one replica plus the

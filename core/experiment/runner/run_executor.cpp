@@ -163,7 +163,8 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     // (compiled_step.hpp).
     model->compile(make_optimizer(training.optimizer), make_loss(training.loss), make_metrics(training.metrics),
                    keras::CompileOptions{.jit_compile = resolve_jit_compile(training.jit_compile, result.device_type),
-                                         .remat = training.remat});
+                                         .remat = training.remat,
+                                         .remat_blocks = training.remat_blocks});
   }
 
   result.batch_size = batch_size(*run.data);

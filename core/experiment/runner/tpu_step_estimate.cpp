@@ -20,89 +20,13 @@
 #include <map>
 
 #include "backend_peak.hpp"
+#include "estimate_inputs.hpp"
+#include "tpu_op_costs.hpp"
 #include "model_factory.hpp"
 #include "strategy_factory.hpp"
 
 namespace accel::experiment {
 namespace {
-
-// The labels a loss compares the output with: class ids for the sparse
-// cross-entropy, the output's shape otherwise.
-// A batch of `shape`: uninitialized when the emulator keeps no values (a
-// step's timing does not depend on them, and a global batch of ResNet-50
-// images, 616 MB at 1024 x 224 x 224 x 3, is then never touched on the host);
-// zeros otherwise (labels must be valid class ids), made on the host and
-// copied in as a real input batch arrives, so that no op on the TPU leaves
-// it in VMEM.
-Tensor batch_of(const Shape& shape, DType dtype, const Device& device, bool timing_only) {
-  if (timing_only) return Tensor::empty(shape, dtype, device);
-  Tensor zeros;
-  {
-    DeviceScope on_host(find_device("/CPU:0"));
-    zeros = ops::zeros(shape, dtype);
-  }
-  return zeros.to(device);
-}
-
-Tensor labels_for(const std::string& loss, const keras::LayerShape& output_shape, int64_t batch, const Device& device,
-                  bool timing_only) {
-  if (loss == "sparse_categorical_crossentropy") return batch_of(Shape{batch}, DType::kInt32, device, timing_only);
-  std::vector<int64_t> dims{batch};
-  dims.insert(dims.end(), output_shape.begin() + 1, output_shape.end());
-  return batch_of(Shape(dims), DType::kFloat32, device, timing_only);
-}
-
-// A fused kernel named by what it fuses, from the emulator's details.
-std::string kernel_name(const profiler::OpRecord& record, const nlohmann::json& details) {
-  auto joined = [](const nlohmann::json& names, const char* separator) {
-    std::string text;
-    for (const nlohmann::json& name : names) {
-      if (name.is_string()) text += (text.empty() ? "" : separator) + name.get<std::string>();
-    }
-    return text;
-  };
-  if (details.contains("fusion")) {
-    const nlohmann::json& fusion = details["fusion"];
-    std::string name = joined(fusion.value("ops", nlohmann::json::array()), "+");
-    const std::string reductions = joined(fusion.value("reductions", nlohmann::json::array()), "+");
-    if (!reductions.empty()) name += (name.empty() ? "" : "+") + reductions;
-    return "Fusion(" + name + ")";
-  }
-  if (details.contains("epilogue")) {
-    return record.op + "+" + joined(details["epilogue"].value("steps", nlohmann::json::array()), "+");
-  }
-  return record.op;
-}
-
-std::vector<TpuOpCost> costs_by_op(const std::vector<profiler::OpRecord>& records) {
-  std::map<std::string, TpuOpCost> by_name;
-  std::map<std::string, double> compute_bound_seconds;
-  for (const profiler::OpRecord& record : records) {
-    if (record.cycles == 0 && record.duration_seconds == 0) continue;
-    const nlohmann::json details = nlohmann::json::parse(record.detail_json, nullptr, false);
-    const std::string name = details.is_object() ? kernel_name(record, details) : record.op;
-    TpuOpCost& cost = by_name[name];
-    cost.op = name;
-    if (details.is_object()) {
-      cost.compute_cycles += details.value("compute_cycles", int64_t{0});
-      cost.stall_cycles += details.value("stall_cycles", int64_t{0});
-      cost.on_mxu = details.value("folds", int64_t{0}) > 0;
-    }
-    cost.count += 1;
-    cost.seconds += record.duration_seconds;
-    cost.cycles += static_cast<int64_t>(record.cycles);
-    cost.flops += record.flops;
-    cost.hbm_bytes += record.bytes_accessed;
-    if (record.bound == "compute") compute_bound_seconds[name] += record.duration_seconds;
-  }
-  std::vector<TpuOpCost> costs;
-  for (auto& [name, cost] : by_name) {
-    cost.compute_bound_share = cost.seconds > 0 ? compute_bound_seconds[name] / cost.seconds : 0;
-    costs.push_back(cost);
-  }
-  std::stable_sort(costs.begin(), costs.end(), [](const TpuOpCost& a, const TpuOpCost& b) { return a.seconds > b.seconds; });
-  return costs;
-}
 
 // The filter gradients' kernels (a convolution's weight gradient, alone or
 // fused with a pooling gradient) with their bytes at the variables' width,

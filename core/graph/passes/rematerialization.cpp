@@ -29,8 +29,15 @@ namespace {
 bool is_dot(int32_t op) { return op == ACCEL_OP_MATMUL || op == ACCEL_OP_CONV2D; }
 
 // Whether running a copy of `node` gives the same values as the original.
+// An all-gather does (every device of the mesh runs the copy, in the same
+// place): FSDP's weights are gathered again for the backward pass, as XLA
+// does under remat, instead of staying gathered from the forward pass.
 bool may_run_again(const Graph& graph, const Node& node) {
-  if (node.op == kHostNode || node.op == kAssignNode || node.op == kCollectiveNode) return false;
+  if (node.op == kCollectiveNode) {
+    const CollectiveKind kind = node.attributes_as<CollectiveAttributes>().kind;
+    return kind == CollectiveKind::kAllGather || kind == CollectiveKind::kLocalSlice;
+  }
+  if (node.op == kHostNode || node.op == kAssignNode) return false;
   return !graph.has_side_effects(node);
 }
 

@@ -85,6 +85,7 @@ class Partitioner {
     graph_.nodes.clear();
     for (Node& node : nodes) {
       consumer_ = node.label.empty() ? node_name(node.op) : node.label;
+      consumer_region_ = node.region;
       const Rule rule = rule_for(node);
       const std::vector<ValueId> written = values_written_in_place(node);
       for (size_t input = 0; input < node.inputs.size(); ++input) {
@@ -106,6 +107,7 @@ class Partitioner {
       graph_.nodes.push_back(std::move(node));
     }
     consumer_ = "result";
+    consumer_region_ = {};
     for (ValueId& result : graph_.results) {
       result = reshard(result, ValueSharding::replicated(graph_.values[static_cast<size_t>(result)].shape.rank()));
     }
@@ -165,6 +167,9 @@ class Partitioner {
     std::memcpy(node.attributes.data(), &attributes, sizeof(CollectiveAttributes));
     node.device = source.device;
     node.label = collective_name(attributes.kind);
+    // The layer call that needed it: rematerialization may gather a layer's
+    // weights again in its backward pass instead of keeping them gathered.
+    node.region = consumer_region_;
     Value output;
     output.kind = ValueKind::kNodeOutput;
     output.shape = source.shape;  // global until make_shapes_local
@@ -694,6 +699,7 @@ class Partitioner {
   std::vector<InsertedCollective> collectives_;
   std::map<std::tuple<ValueId, std::vector<int32_t>, uint32_t, int32_t>, ValueId> resharded_;
   std::string consumer_;
+  detail::StepRegion consumer_region_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct AccelPluginContext;
@@ -59,6 +60,25 @@ struct TpuAllReduceTiming {
   int steps = 0;
 };
 
+// One collective among some of the system's chips, estimated without
+// running it on any timeline.
+struct TpuCollectiveTiming {
+  double seconds = 0;
+  double link_seconds = 0;
+  double latency_seconds = 0;
+  double link_bytes_per_chip = 0;
+  std::optional<double> link_energy_j;  // nullopt: the preset has no energy per link byte
+  int chips = 1;
+  int steps = 0;
+};
+
+// Chips taking part along one axis of a device mesh laid on the slice:
+// `size` chips `stride` apart in its row-major chip order.
+struct TpuChipSpan {
+  int64_t size = 1;
+  int64_t stride = 1;
+};
+
 class TpuEmulator {
  public:
   // The loaded tpu_sim plugin (loading plugins if the runtime has not yet),
@@ -82,6 +102,12 @@ class TpuEmulator {
   // An all-reduce of `bytes` over those cores (physical indices, TPU:i), as a
   // synchronous collective on their timelines.
   TpuAllReduceTiming run_all_reduce(double bytes, const std::vector<int32_t>& cores) const;
+  // `kind` ("all_gather", "reduce_scatter", "all_reduce", "all_to_all") of
+  // `bytes` (the whole array) among the chips of `spans`, on the slice's
+  // torus (docs/tpu-emulator.md, "Pods"). Throws InvalidArgumentError for a
+  // kind it does not know or spans that do not fit the slice.
+  TpuCollectiveTiming estimate_collective(std::string_view kind, double bytes,
+                                          const std::vector<TpuChipSpan>& spans) const;
 
  private:
   TpuEmulator(const AccelTpuSimExtension* table, AccelPluginContext* context) : table_(table), context_(context) {}

@@ -17,6 +17,7 @@
 
 #include "../distribution/layout_sharding.hpp"
 #include "graph/passes/passes.hpp"
+#include "partitioned_step.hpp"
 #include "graph/spmd_program.hpp"
 #include "graph/tracer.hpp"
 
@@ -33,48 +34,16 @@ struct Model::ShardedStep {
 };
 
 Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
-  const distribution::Distribution& layouts = *sharding_;
-  const distribution::DeviceMesh& mesh = layouts.mesh();
-  const int64_t batch_devices = mesh.axis_size(layouts.batch_dim_name());
-  if (x.rank() == 0 || x.shape()[0] % batch_devices != 0) {
-    throw InvalidArgumentError(fmt::format(
-        "fit under keras.distribution: a batch of {} examples does not split over the mesh's '{}' axis of {} "
-        "devices; use a batch size (and a last batch) that does",
-        x.rank() == 0 ? 0 : x.shape()[0], layouts.batch_dim_name(), batch_devices));
-  }
-  build_for_compiled_step(x, /*training=*/true);
+  const distribution::DeviceMesh& mesh = sharding_->mesh();
   const std::string signature = batch_shapes_key(x, y);
   if (!sharded_step_ || sharded_step_->signature != signature) {
+    PartitionedStep partitioned = partition_train_step(x, y);
     auto step = std::make_shared<ShardedStep>();
     step->signature = signature;
-    // The step traced once; what the traced run changed (the update) is put back.
-    std::function<void()> rollback;
-    {
-      const std::vector<Tensor> arguments = {x, y};
-      graph::Tracer tracer(arguments);
-      const std::vector<Tensor> results = step_results(x, y, /*training=*/true);
-      if (tracer.failed()) {
-        throw UnimplementedError("fit under keras.distribution: the train step cannot be traced: " + tracer.failure());
-      }
-      step->graph = tracer.finish(results);
-      rollback = tracer.take_rollback();
-    }
-    rollback();
-
-    const distribution::ShardingsByStorage by_storage =
-        distribution::variable_shardings(layouts, weights(), optimizer_.get());
-    graph::SpmdInputs inputs;
-    inputs.mesh = distribution::mesh_shape(mesh);
-    inputs.parameters = {distribution::to_sharding(layouts.data_layout(x.rank()), mesh),
-                         distribution::to_sharding(layouts.data_layout(y.rank()), mesh)};
-    inputs.capture = [&](graph::ValueId, const graph::Value& value) -> graph::ValueSharding {
-      const auto found = by_storage.find(value.tensor.storage().get());
-      return found != by_storage.end() ? found->second : graph::ValueSharding{};
-    };
-    const graph::SpmdPartition partition = graph::partition_spmd(step->graph, inputs);
+    step->graph = std::move(partitioned.graph);
     std::vector<Device> devices;
     for (const std::string& name : mesh.devices()) devices.push_back(find_device(name));
-    step->program = std::make_unique<graph::SpmdProgram>(step->graph, partition, std::move(devices));
+    step->program = std::make_unique<graph::SpmdProgram>(step->graph, partitioned.partition, std::move(devices));
     sharded_step_ = std::move(step);
   }
 
@@ -88,6 +57,48 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
   program.gather_captures();
   update_metrics_from_results(x, y, results.front());
   return metric_results();
+}
+
+Model::PartitionedStep Model::partition_train_step(const Tensor& x, const Tensor& y, bool undo_traced_update) {
+  if (!sharding_) throw FailedPreconditionError("the model was not compiled under a keras.distribution Distribution");
+  const distribution::Distribution& layouts = *sharding_;
+  const distribution::DeviceMesh& mesh = layouts.mesh();
+  const int64_t batch_devices = mesh.axis_size(layouts.batch_dim_name());
+  if (x.rank() == 0 || x.shape()[0] % batch_devices != 0) {
+    throw InvalidArgumentError(fmt::format(
+        "fit under keras.distribution: a batch of {} examples does not split over the mesh's '{}' axis of {} "
+        "devices; use a batch size (and a last batch) that does",
+        x.rank() == 0 ? 0 : x.shape()[0], layouts.batch_dim_name(), batch_devices));
+  }
+  build_for_compiled_step(x, /*training=*/true);
+  PartitionedStep step;
+  // The step traced once; what the traced run changed (the update) is put back.
+  std::function<void()> rollback;
+  {
+    const std::vector<Tensor> arguments = {x, y};
+    graph::Tracer tracer(arguments);
+    if (!undo_traced_update) tracer.keep_assigned_values();
+    const std::vector<Tensor> results = step_results(x, y, /*training=*/true);
+    if (tracer.failed()) {
+      throw UnimplementedError("fit under keras.distribution: the train step cannot be traced: " + tracer.failure());
+    }
+    step.graph = tracer.finish(results);
+    rollback = tracer.take_rollback();
+  }
+  rollback();
+
+  const distribution::ShardingsByStorage by_storage =
+      distribution::variable_shardings(layouts, weights(), optimizer_.get());
+  graph::SpmdInputs inputs;
+  inputs.mesh = distribution::mesh_shape(mesh);
+  inputs.parameters = {distribution::to_sharding(layouts.data_layout(x.rank()), mesh),
+                       distribution::to_sharding(layouts.data_layout(y.rank()), mesh)};
+  inputs.capture = [&](graph::ValueId, const graph::Value& value) -> graph::ValueSharding {
+    const auto found = by_storage.find(value.tensor.storage().get());
+    return found != by_storage.end() ? found->second : graph::ValueSharding{};
+  };
+  step.partition = graph::partition_spmd(step.graph, inputs);
+  return step;
 }
 
 }  // namespace accel::keras

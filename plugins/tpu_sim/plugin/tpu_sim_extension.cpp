@@ -153,12 +153,53 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
   });
 }
 
+AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, double bytes, const int64_t* sizes,
+                                 const int64_t* strides, int32_t span_count, AccelTpuSimCollective* estimate) noexcept {
+  if (context == nullptr) return nullptr;
+  return sdk::guard(context->host, [&] {
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimCollective),
+                          "null or too small AccelTpuSimCollective");
+    sdk::require_argument(span_count >= 0 && (span_count == 0 || (sizes != nullptr && strides != nullptr)),
+                          "estimate_collective: null spans");
+    sdk::require_argument(std::isfinite(bytes) && bytes >= 0, "estimate_collective: bytes must be finite and >= 0");
+    static constexpr tpu::Collective kKinds[] = {tpu::Collective::kAllReduce, tpu::Collective::kAllGather,
+                                                 tpu::Collective::kReduceScatter, tpu::Collective::kAllToAll};
+    sdk::require_argument(kind >= 0 && kind < 4, "estimate_collective: kind must be one of ACCEL_TPU_SIM_ALL_REDUCE .. ALL_TO_ALL");
+    const tpu::Hardware& hw = context->hardware;
+    sdk::require_argument(hw.cores_per_chip == 1 || static_cast<int>(context->cores.size()) == hw.chips,
+                          "estimate_collective: spans count chips, and this system's devices are TensorCores, several "
+                          "per chip (tpu_sim.megacore=on makes each chip one device)");
+    std::vector<tpu::ChipSpan> spans;
+    for (int32_t span = 0; span < span_count; ++span) spans.push_back({sizes[span], strides[span]});
+    tpu::AllReduceEstimate result;
+    try {
+      result = tpu::estimate_span_collective(hw, kKinds[kind], bytes, spans);
+    } catch (const std::invalid_argument& error) {
+      throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, std::string("estimate_collective: ") + error.what());
+    }
+    AccelTpuSimCollective out{};
+    out.struct_size = sizeof(AccelTpuSimCollective);
+    out.seconds = result.seconds;
+    out.link_seconds = result.link_seconds;
+    out.latency_seconds = result.latency_seconds;
+    out.link_bytes_per_chip = result.link_bytes_per_chip;
+    out.chips = result.chips;
+    out.steps = result.steps;
+    if (hw.energy && hw.energy->link_pj_per_byte) {
+      out.link_energy_known = 1;
+      out.link_energy_j = result.chips * result.link_bytes_per_chip * *hw.energy->link_pj_per_byte * 1e-12;
+    }
+    *estimate = out;
+  });
+}
+
 const char* system_json(AccelPluginContext* context) noexcept {
   return context == nullptr ? nullptr : context->system_json.c_str();
 }
 
 constexpr AccelTpuSimExtension kExtension = {
     sizeof(AccelTpuSimExtension), device_totals, reset_totals, all_reduce, system_json, run_all_reduce,
+    estimate_collective,
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "timing/interconnect_model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -55,29 +56,99 @@ bool parse_collective(std::string_view text, Collective& collective) {
   return false;
 }
 
-AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective, double bytes, int axis) {
+namespace {
+
+// A collective's part along one torus axis: `members` chips `hop` links apart.
+struct TorusSegment {
+  int axis = 0;
+  long long members = 1;
+  long long hop = 1;
+};
+
+AllReduceEstimate collective_over(const Hardware& hw, Collective collective, double bytes,
+                                  const std::vector<TorusSegment>& segments) {
   if (bytes < 0) throw std::invalid_argument("a collective's size must be >= 0 bytes");
+  const auto& net = hw.interconnect;
+  AllReduceEstimate out;
+  long long members = 1;
+  double bandwidth = 0;
+  bool every_axis_wraps = true;
+  for (const TorusSegment& segment : segments) {
+    const bool whole_axis = segment.members * segment.hop == net.dims[static_cast<size_t>(segment.axis)];
+    const bool wraps = whole_axis && axis_wraps_around(hw, segment.axis);
+    every_axis_wraps = every_axis_wraps && wraps;
+    members *= segment.members;
+    bandwidth += net.link_bandwidth_bytes_per_s * (wraps ? 2.0 : 1.0) / static_cast<double>(segment.hop);
+    const long long axis_steps = (segment.members - 1) * segment.hop;
+    out.steps += static_cast<int>(collective == Collective::kAllReduce ? 2 * axis_steps : axis_steps);
+  }
+  out.chips = static_cast<int>(members);
+  out.algorithm = std::string(to_string(collective)) + (segments.size() > 1 ? " over " + std::to_string(segments.size()) + " torus axes" : "") +
+                  (every_axis_wraps ? " on bidirectional rings" : " on lines");
+  if (members <= 1) {
+    out.steps = 0;
+    return out;
+  }
+  double passes = 1.0;  // of (members - 1) / members of the bytes
+  switch (collective) {
+    case Collective::kAllGather: case Collective::kReduceScatter: break;
+    case Collective::kAllReduce: passes = 2.0; break;
+    case Collective::kAllToAll: passes = every_axis_wraps ? 0.25 : 0.5; break;
+  }
+  out.link_bytes_per_chip = passes * static_cast<double>(members - 1) / static_cast<double>(members) * bytes;
+  out.link_seconds = out.link_bytes_per_chip / bandwidth;
+  out.latency_seconds = out.steps * net.link_latency_s;
+  out.seconds = out.link_seconds + out.latency_seconds;
+  return out;
+}
+
+}  // namespace
+
+AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective, double bytes, int axis) {
   const auto& net = hw.interconnect;
   if (net.topology == Topology::kNone || axis < 0 || axis >= static_cast<int>(net.dims.size())) {
     throw std::invalid_argument("axis " + std::to_string(axis) + " is not an axis of the slice (it has " +
                                 std::to_string(net.dims.size()) + ")");
   }
-  AllReduceEstimate out;
-  const int members = net.dims[static_cast<size_t>(axis)];
-  out.chips = members;
-  const bool wraps = axis_wraps_around(hw, axis);
-  out.algorithm = std::string(to_string(collective)) + (wraps ? " on a bidirectional ring" : " on a line");
-  if (members <= 1) return out;
-  double passes = 1.0;  // of (members - 1) / members of the bytes over the ring
-  int steps = members - 1;
-  switch (collective) {
-    case Collective::kAllGather: case Collective::kReduceScatter: break;
-    case Collective::kAllReduce: passes = 2.0, steps = 2 * (members - 1); break;
-    case Collective::kAllToAll: passes = wraps ? 0.25 : 0.5; break;
-  }
-  add_ring(out, net, members, wraps, passes, steps, bytes);
-  out.seconds = out.link_seconds + out.latency_seconds;
+  AllReduceEstimate out = collective_over(hw, collective, bytes, {{axis, net.dims[static_cast<size_t>(axis)], 1}});
+  out.algorithm = std::string(to_string(collective)) + (axis_wraps_around(hw, axis) ? " on a bidirectional ring" : " on a line");
   return out;
+}
+
+AllReduceEstimate estimate_span_collective(const Hardware& hw, Collective collective, double bytes,
+                                           const std::vector<ChipSpan>& spans) {
+  const auto& net = hw.interconnect;
+  std::vector<TorusSegment> segments;
+  for (const ChipSpan& span : spans) {
+    if (span.size < 1 || span.stride < 1) throw std::invalid_argument("a collective's span needs size and stride >= 1");
+    long long remaining = span.size;
+    long long stride = span.stride;
+    for (int axis = static_cast<int>(net.dims.size()) - 1; axis >= 0 && remaining > 1; --axis) {
+      const long long size = net.dims[static_cast<size_t>(axis)];
+      if (stride >= size) {
+        if (stride % size != 0) throw std::invalid_argument("a span of stride " + std::to_string(span.stride) + " does not fall evenly on the slice's chips");
+        stride /= size;
+        continue;
+      }
+      if (size % stride != 0) throw std::invalid_argument("a span of stride " + std::to_string(span.stride) + " does not fall evenly on the slice's chips");
+      const long long members = std::min(remaining, size / stride);
+      if (remaining % members != 0) throw std::invalid_argument("a span of " + std::to_string(span.size) + " chips does not fall evenly on the slice's axes");
+      auto same_axis = std::find_if(segments.begin(), segments.end(), [&](const TorusSegment& s) { return s.axis == axis; });
+      if (same_axis != segments.end()) {
+        same_axis->members *= members;
+        same_axis->hop = std::min(same_axis->hop, stride);
+      } else {
+        segments.push_back({axis, members, stride});
+      }
+      remaining /= members;
+      stride = 1;
+    }
+    if (remaining > 1) {
+      throw std::invalid_argument("a span of " + std::to_string(span.size) + " chips (stride " + std::to_string(span.stride) +
+                                  ") is larger than the slice of " + std::to_string(hw.chips) + " chips");
+    }
+  }
+  return collective_over(hw, collective, bytes, segments);
 }
 
 AllReduceEstimate estimate_all_reduce(const Hardware& hw, double bytes, AllReduceAlgorithm algorithm) {

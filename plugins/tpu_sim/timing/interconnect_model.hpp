@@ -60,4 +60,26 @@ bool parse_collective(std::string_view text, Collective& collective);
 // cores act as one device.
 AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective, double bytes, int axis);
 
+// Devices of the slice taking part in a collective along one axis of a
+// device mesh laid over it: `size` chips `stride` apart in the slice's
+// row-major chip order (interconnect.dims, the last fastest), as a
+// mesh's row-major device order is laid on the slice's chips.
+struct ChipSpan {
+  long long size = 1;
+  long long stride = 1;
+};
+
+// One collective among the chips the spans name, each holding `bytes` (as
+// estimate_collective). Each span is cut into the torus axes it runs along
+// (a span of 256 chips on a 16x16 torus runs along both axes; one of 4
+// chips along part of one axis, a line without wraparound); spans on one
+// torus axis combine. The data moves over every axis taken at once (split
+// among them, as XLA's collectives over several torus axes do), so the
+// links' bandwidths add; every axis adds its hops of latency. Members `h`
+// chips apart along an axis are `h` hops apart: their ring has 1/h of the
+// bandwidth. Throws std::invalid_argument when a span leaves the slice or
+// does not fall on its chips evenly.
+AllReduceEstimate estimate_span_collective(const Hardware& hw, Collective collective, double bytes,
+                                           const std::vector<ChipSpan>& spans);
+
 }  // namespace accel::tpu

@@ -125,6 +125,7 @@ struct TrainingConfig {
   std::string mixed_precision = "float32";
   JitCompile jit_compile = JitCompile::kAuto;
   RematPolicy remat = RematPolicy::kNone;  // training.remat
+  std::string remat_blocks;                // training.remat_blocks (keras::CompileOptions::remat_blocks)
 };
 
 // One input of a model.graph: keras.Input(shape, dtype, name).

@@ -45,8 +45,13 @@ class BatchSource;
 class CallbackList;
 class FunctionalGraph;
 }  // namespace detail
+class Model;
 namespace distribution {
 class Distribution;
+struct DeviceStepAnalysis;
+struct DeviceClock;
+DeviceStepAnalysis analyze_device_step(Model& model, const Tensor& x, const Tensor& y, const Device& device,
+                                       const DeviceClock& clock);
 }  // namespace distribution
 
 // Arguments of compile: a Keras name or an object.
@@ -82,6 +87,12 @@ struct CompileOptions {
   // layer call keeps for the backward pass; the rest are recomputed there.
   // Keras 3's RematScope names the same trade. Gradients are unchanged.
   RematPolicy remat = RematPolicy::kNone;
+  // The unit remat recomputes: empty, each layer call; else a regular
+  // expression whose first group names a layer's block, and the calls of the
+  // layers of one block are one unit (MaxText's decoder layer, remat'd whole:
+  // "^(layer\\d+)_" makes layer3_norm, layer3_attention, layer3_mlp_in ...
+  // one unit, keeping only what enters it). Layers it does not match stay units of their own.
+  std::string remat_blocks = "";
   // Keras's auto_scale_loss: under the mixed_float16 policy the optimizer is
   // wrapped in a LossScaleOptimizer (unless it is one), as Keras 3 does.
   bool auto_scale_loss = true;
@@ -324,6 +335,15 @@ class Model : public Layer {
   // an SPMD program over the mesh; the weights gathered whole after each step.
   struct ShardedStep;
   Logs sharded_train_step(const Tensor& x, const Tensor& y);
+  // The train step on (x, y), traced and partitioned with the distribution's
+  // layouts (training/partitioned_step.hpp): what sharded_train_step runs on
+  // the mesh, and analyze_device_step on one device. Without
+  // `undo_traced_update`, the traced run's update of the weights stays
+  // (nothing of them is saved on the host: for devices that hold no values).
+  struct PartitionedStep;
+  PartitionedStep partition_train_step(const Tensor& x, const Tensor& y, bool undo_traced_update = true);
+  friend distribution::DeviceStepAnalysis distribution::analyze_device_step(Model&, const Tensor&, const Tensor&,
+                                                                            const Device&, const distribution::DeviceClock&);
 
   // The compiled steps (core/keras/training/compiled_steps.cpp).
   // The train step (training) or the test step, compiled.
@@ -363,6 +383,8 @@ class Model : public Layer {
   int64_t steps_per_execution_ = 1;
   bool jit_compile_ = false;
   RematPolicy remat_ = RematPolicy::kNone;
+  // Per layer: its remat block (CompileOptions::remat_blocks), by first appearance.
+  std::map<const Layer*, int32_t> remat_block_of_;
   // keras.distribution's global distribution when compile ran (null: none),
   // and its traced, partitioned train step for the latest batch shapes.
   std::shared_ptr<const distribution::Distribution> sharding_;

@@ -68,6 +68,25 @@ typedef struct AccelTpuSimAllReduce {
   int32_t steps;           /* communication steps over the links */
 } AccelTpuSimAllReduce;
 
+/* Kinds of AccelTpuSimExtension.estimate_collective. */
+#define ACCEL_TPU_SIM_ALL_REDUCE 0
+#define ACCEL_TPU_SIM_ALL_GATHER 1
+#define ACCEL_TPU_SIM_REDUCE_SCATTER 2
+#define ACCEL_TPU_SIM_ALL_TO_ALL 3
+
+/* Simulated time of one collective among some of the system's chips. */
+typedef struct AccelTpuSimCollective {
+  size_t struct_size;
+  double seconds;              /* total */
+  double link_seconds;         /* bandwidth term over the inter-chip links */
+  double latency_seconds;      /* per-hop link latency term */
+  double link_bytes_per_chip;  /* what each chip sends over its links */
+  double link_energy_j;        /* every taking part chip's link energy; 0 when unknown */
+  int32_t chips;               /* chips taking part */
+  int32_t steps;               /* hops of latency */
+  int32_t link_energy_known;   /* 0: the preset has no energy per link byte */
+} AccelTpuSimCollective;
+
 typedef struct AccelTpuSimExtension {
   size_t struct_size;
   /* Totals of physical device `physical_index` (TPU:index). */
@@ -90,6 +109,15 @@ typedef struct AccelTpuSimExtension {
      gets that estimate and *start_seconds the simulated start. */
   AccelStatus* (*run_all_reduce)(AccelPluginContext* context, double bytes, const int32_t* core_indices,
                                  int32_t count, AccelTpuSimAllReduce* estimate, double* start_seconds);
+  /* Appended (check struct_size): estimates, without touching any timeline,
+     one collective (ACCEL_TPU_SIM_ALL_GATHER, ...) of `bytes` (the whole
+     array: what an all-gather gathers, what a reduce-scatter or all-reduce
+     reduces, what each chip of an all-to-all exchanges) among the chips of
+     `span_count` spans: span i is `sizes[i]` chips `strides[i]` apart in
+     the system's row-major chip order (a device mesh's axes laid on the
+     slice). Systems of one device per chip (or megacore) only. */
+  AccelStatus* (*estimate_collective)(AccelPluginContext* context, int32_t kind, double bytes, const int64_t* sizes,
+                                      const int64_t* strides, int32_t span_count, AccelTpuSimCollective* estimate);
 } AccelTpuSimExtension;
 
 #ifdef __cplusplus

@@ -1,0 +1,483 @@
+// estimate_tpu_pod_step: one chip's program of a sharded train step on the
+// emulated TPU (keras::distribution::analyze_device_step), its collectives
+// timed on the slice's torus (TpuEmulator::estimate_collective), both
+// scheduled together (schedule_device_step), with MaxText's model FLOPs,
+// the HBM fit and the energy.
+#include <accel/experiment/tpu_pod_estimate.hpp>
+
+#include <accel/error.hpp>
+#include <accel/keras/backend.hpp>
+#include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/layers/multi_head_attention.hpp>
+#include <accel/keras/mixed_precision.hpp>
+#include <accel/placement.hpp>
+#include <accel/profiler.hpp>
+#include <accel/tpu_emulator.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "backend_peak.hpp"
+#include "estimate_inputs.hpp"
+#include "model_factory.hpp"
+#include "tpu_op_costs.hpp"
+
+namespace accel::experiment {
+namespace {
+
+using keras::distribution::DeviceStepAnalysis;
+using keras::distribution::StepEvent;
+
+const char* remat_name(RematPolicy policy) { return remat_policy_name(policy); }
+
+std::string mesh_text(const std::vector<std::pair<std::string, int64_t>>& mesh) {
+  std::string text;
+  for (const auto& [name, size] : mesh) text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, size);
+  return text;
+}
+
+// keras.distribution's layouts for the mesh: under an fsdp axis, every
+// variable split along its largest dimension that the axis divides.
+std::shared_ptr<const keras::distribution::Distribution> mesh_distribution(
+    const std::vector<std::pair<std::string, int64_t>>& mesh, const std::vector<Variable>& weights) {
+  std::vector<int64_t> shape;
+  std::vector<std::string> names;
+  std::vector<std::string> devices;
+  int64_t chips = 1;
+  for (const auto& [name, size] : mesh) {
+    shape.push_back(size);
+    names.push_back(name);
+    chips *= size;
+  }
+  for (int64_t chip = 0; chip < chips; ++chip) devices.push_back(fmt::format("/TPU:{}", chip));
+  const keras::distribution::DeviceMesh device_mesh(shape, names, devices);
+  const auto fsdp = std::find_if(mesh.begin(), mesh.end(), [](const auto& axis) { return axis.first == "fsdp"; });
+  const std::string batch_axis = fsdp != mesh.end() ? "fsdp" : "data";
+  keras::distribution::LayoutMap layouts(device_mesh);
+  if (fsdp != mesh.end()) {
+    for (const Variable& variable : weights) {
+      const Shape& variable_shape = variable.shape();
+      int32_t split = -1;
+      for (int32_t dimension = 0; dimension < variable_shape.rank(); ++dimension) {
+        if (variable_shape[dimension] % fsdp->second != 0) continue;
+        if (split < 0 || variable_shape[dimension] > variable_shape[split]) split = dimension;
+      }
+      if (split < 0) continue;
+      std::vector<std::optional<std::string>> axes(static_cast<size_t>(variable_shape.rank()));
+      axes[static_cast<size_t>(split)] = "fsdp";
+      std::string path = variable.name();
+      if (const size_t colon = path.rfind(':'); colon != std::string::npos) path.resize(colon);
+      std::string key = "^";
+      for (char c : path) {
+        if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) key += '\\';
+        key += c;
+      }
+      layouts.set(key + "$", keras::distribution::TensorLayout{axes});
+    }
+  }
+  return std::make_shared<keras::distribution::ModelParallel>(layouts, batch_axis);
+}
+
+// Restores "no distribution" however the estimate ends.
+struct DistributionScope {
+  explicit DistributionScope(std::shared_ptr<const keras::distribution::Distribution> distribution) {
+    keras::distribution::set_distribution(std::move(distribution));
+  }
+  ~DistributionScope() { keras::distribution::set_distribution(nullptr); }
+  DistributionScope(const DistributionScope&) = delete;
+  DistributionScope& operator=(const DistributionScope&) = delete;
+};
+
+std::optional<ModelFlopsFormula> formula_of(const keras::Model& model, const Tensor& x, int64_t batch) {
+  if (x.rank() != 2 || (x.dtype() != DType::kInt32 && x.dtype() != DType::kInt64)) return std::nullopt;
+  ModelFlopsFormula formula;
+  formula.sequence = x.shape()[1];
+  formula.batch = batch;
+  std::set<const void*> counted;
+  for (const Variable& variable : model.trainable_weights()) {
+    if (!counted.insert(variable.value().storage().get()).second) continue;
+    formula.parameters += static_cast<double>(variable.shape().element_count());
+  }
+  for (const std::shared_ptr<keras::Layer>& layer : model.layers()) {
+    if (const auto* attention = dynamic_cast<const keras::MultiHeadAttention*>(layer.get())) {
+      if (formula.layers == 0) {
+        formula.heads = attention->num_heads();
+        formula.head_dim = attention->key_dim();
+      }
+      ++formula.layers;
+    }
+  }
+  return formula;
+}
+
+std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
+
+}  // namespace
+
+double ModelFlopsFormula::flops() const {
+  const double s = static_cast<double>(sequence);
+  const double b = static_cast<double>(batch);
+  return 6.0 * parameters * s * b + 12.0 * static_cast<double>(heads * layers * head_dim) * s * s * b;
+}
+
+PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::vector<double>& collective_seconds,
+                                 bool async_collectives) {
+  const std::vector<StepEvent>& events = analysis.events;
+  if (collective_seconds.size() != analysis.collectives.size()) {
+    throw InvalidArgumentError(fmt::format("schedule_device_step: {} collective times for {} collectives",
+                                           collective_seconds.size(), analysis.collectives.size()));
+  }
+  PodSchedule schedule;
+  std::vector<double> end(events.size(), 0.0);
+  std::vector<bool> done(events.size(), false);
+  std::vector<bool> hoisted(events.size(), false);
+  double compute_free = 0;
+  double links_free = 0;
+  // Collectives whose operand exists, by when it came to exist (then program order).
+  using Waiting = std::pair<double, size_t>;
+  std::priority_queue<Waiting, std::vector<Waiting>, std::greater<>> waiting;
+  auto run_collective = [&](size_t event, double ready) {
+    const double seconds = collective_seconds[static_cast<size_t>(events[event].collective)];
+    const double start = std::max(links_free, ready);
+    end[event] = start + seconds;
+    links_free = end[event];
+    done[event] = true;
+    schedule.link_busy_seconds += seconds;
+  };
+  // The links run the waiting collectives, earliest operand first, until `event` is done.
+  auto finish = [&](size_t event) {
+    while (!done[event] && !waiting.empty()) {
+      const auto [ready, next] = waiting.top();
+      waiting.pop();
+      run_collective(next, ready);
+    }
+  };
+  for (size_t index = 0; index < events.size(); ++index) {
+    const StepEvent& event = events[index];
+    double ready = 0;
+    bool from_start = true;
+    for (int32_t from : event.inputs_from) {
+      const auto source = static_cast<size_t>(from);
+      if (!done[source]) finish(source);
+      ready = std::max(ready, end[source]);
+      from_start = from_start && hoisted[source];
+    }
+    switch (event.kind) {
+      case StepEvent::Kind::kOp:
+        schedule.compute_seconds += event.seconds;
+        if (from_start && async_collectives) {
+          // Reads only what exists from the start (a weight's cast): moved
+          // earlier, its time still the chip's.
+          hoisted[index] = true;
+          end[index] = ready + event.seconds;
+          compute_free += event.seconds;
+        } else {
+          end[index] = std::max(compute_free, ready) + event.seconds;
+          compute_free = end[index];
+        }
+        done[index] = true;
+        break;
+      case StepEvent::Kind::kFree:
+        hoisted[index] = from_start;
+        end[index] = ready;
+        done[index] = true;
+        break;
+      case StepEvent::Kind::kCollective:
+        hoisted[index] = from_start;
+        if (async_collectives) {
+          waiting.emplace(ready, index);
+        } else {
+          run_collective(index, std::max(ready, compute_free));
+          compute_free = end[index];
+        }
+        break;
+    }
+  }
+  while (!waiting.empty()) {
+    const auto [ready, next] = waiting.top();
+    waiting.pop();
+    run_collective(next, ready);
+  }
+  schedule.step_seconds = compute_free;
+  for (double time : end) schedule.step_seconds = std::max(schedule.step_seconds, time);
+  schedule.exposed_collective_seconds = std::max(0.0, schedule.step_seconds - schedule.compute_seconds);
+  return schedule;
+}
+
+PodMemoryFit memory_fit(const DeviceStepAnalysis& analysis, double capacity_bytes, int64_t batch_per_chip,
+                        int64_t chips_sharding_state) {
+  PodMemoryFit fit;
+  fit.capacity_bytes = capacity_bytes;
+  fit.state_bytes = static_cast<double>(analysis.state_bytes);
+  fit.batch_bytes = static_cast<double>(analysis.batch_bytes);
+  fit.activation_bytes = static_cast<double>(analysis.planned_peak_bytes);
+  fit.total_bytes = fit.state_bytes + fit.batch_bytes + fit.activation_bytes;
+  fit.fits = capacity_bytes <= 0 || fit.total_bytes <= capacity_bytes;
+  if (fit.fits) return fit;
+  std::vector<std::string> ways;
+  const double per_example = batch_per_chip > 0 ? (fit.batch_bytes + fit.activation_bytes) / static_cast<double>(batch_per_chip) : 0;
+  if (per_example > 0 && capacity_bytes > fit.state_bytes) {
+    const auto largest = static_cast<int64_t>(std::floor((capacity_bytes - fit.state_bytes) / per_example));
+    if (largest >= 1) ways.push_back(fmt::format("a per-chip batch of at most {} (the step's values grow with the batch)", largest));
+  }
+  const double room = capacity_bytes - (fit.batch_bytes + fit.activation_bytes);
+  if (room > 0 && chips_sharding_state > 0) {
+    const auto chips = static_cast<int64_t>(std::ceil(fit.state_bytes * static_cast<double>(chips_sharding_state) / room));
+    ways.push_back(fmt::format("the weights and optimizer state sharded over at least {} chips", chips));
+  }
+  if (ways.empty()) ways.push_back("a smaller per-chip batch and more chips to shard the weights over");
+  fit.advice = fmt::format("needs {} of HBM per chip, {} available; it would fit with ", gigabytes(fit.total_bytes),
+                           gigabytes(capacity_bytes));
+  for (size_t way = 0; way < ways.size(); ++way) fit.advice += (way == 0 ? "" : ", or ") + ways[way];
+  return fit;
+}
+
+TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& options) {
+  if (!run.model || !run.data || !run.training) {
+    throw InvalidArgumentError("run '" + run.name + "': a TPU pod estimate needs a model, its data and training");
+  }
+  if (run.strategy) {
+    throw InvalidArgumentError("run '" + run.name + "': a pod estimate shards the model over --mesh; the run's strategy (" +
+                               run.strategy->name + ") replicates it: keep one");
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::optional<TpuEmulator> emulator = TpuEmulator::find();
+  if (!emulator) {
+    throw FailedPreconditionError("no TPU emulator: the tpu_sim plugin did not load" + TpuEmulator::why_not_found());
+  }
+  if (!emulator->timing_only()) {
+    throw FailedPreconditionError(
+        "a pod estimate runs one chip's program on shard shapes alone: it needs the emulator in timing-only mode "
+        "(tpu_sim.values=none, --values none)");
+  }
+  TpuPodEstimate estimate;
+  estimate.system_json = emulator->system_json();
+  const nlohmann::json system = nlohmann::json::parse(estimate.system_json);
+  estimate.chips = system.value("devices", int64_t{1});
+  estimate.mesh = mesh_text(options.mesh);
+  int64_t mesh_devices = 1;
+  int64_t batch_devices = 1;
+  if (options.mesh.empty()) throw InvalidArgumentError("--mesh: expected axes such as fsdp=256 (their product the slice's chips)");
+  std::set<std::string> seen;
+  for (const auto& [name, size] : options.mesh) {
+    if (name != "fsdp" && name != "data") {
+      throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}': expected fsdp (batch and weights split) or data (batch split)",
+                                             estimate.mesh, name));
+    }
+    if (!seen.insert(name).second) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' named twice", estimate.mesh, name));
+    if (size < 1) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected at least 1", estimate.mesh, name, size));
+    mesh_devices *= size;
+  }
+  if (seen.size() > 1) {
+    throw InvalidArgumentError(fmt::format("--mesh {}: one axis for now (fsdp or data): a batch splits along one mesh axis",
+                                           estimate.mesh));
+  }
+  batch_devices = mesh_devices;
+  if (mesh_devices != estimate.chips) {
+    throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips{}", estimate.mesh, mesh_devices,
+                                           estimate.chips,
+                                           system.value("cores_per_chip", 1) > 1 && !system.value("megacore", false)
+                                               ? " (devices are TensorCores here: use --megacore for one device per chip)"
+                                               : ""));
+  }
+  estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
+  if (estimate.batch % batch_devices != 0) {
+    throw InvalidArgumentError(fmt::format("--batch {}: a global batch the mesh's {} devices do not split evenly",
+                                           estimate.batch, batch_devices));
+  }
+  estimate.batch_per_chip = estimate.batch / batch_devices;
+  const RematPolicy remat = options.remat.value_or(run.training->remat);
+  estimate.remat = remat_name(remat);
+  estimate.async_collectives = options.async_collectives;
+
+  const Device device = find_device("/TPU:0");
+  const BackendPeak peak = backend_peak("/TPU:0");
+  estimate.peak_flops_per_chip = peak.peak_flops_per_second.value_or(0);
+  std::shared_ptr<keras::Model> model;
+  {
+    const DeviceScope on_tpu(device);
+    keras::set_random_seed(static_cast<uint64_t>(run.training->seed.value_or(42)));
+    const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(run.training->mixed_precision));
+    model = make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
+  }
+  estimate.model = model->name();
+  const DistributionScope sharded(mesh_distribution(options.mesh, model->weights()));
+  {
+    const DeviceScope on_tpu(device);
+    const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(run.training->mixed_precision));
+    model->compile(make_optimizer(run.training->optimizer), make_loss(run.training->loss), {},
+                   keras::CompileOptions{.jit_compile = true, .remat = remat, .remat_blocks = run.training->remat_blocks});
+  }
+  const keras::KerasTensor& input = model->inputs().front();
+  std::vector<int64_t> input_dims{estimate.batch};
+  input_dims.insert(input_dims.end(), input.shape().begin() + 1, input.shape().end());
+  const Tensor x = batch_of(Shape(input_dims), input.dtype(), device, true);
+  const Tensor y = labels_for(run.training->loss.name, model->outputs().front().shape(), estimate.batch, device, true);
+
+  const int core = device.plugin_device_index();
+  keras::distribution::DeviceClock clock;
+  clock.start = [&] {
+    emulator->reset_totals();
+    profiler::start();
+  };
+  clock.seconds = [&] { return emulator->totals(core).seconds; };
+  DeviceStepAnalysis analysis;
+  {
+    const DeviceScope on_tpu(device);
+    analysis = keras::distribution::analyze_device_step(*model, x, y, device, clock);
+  }
+  profiler::stop();
+  estimate.ops_recomputed = analysis.ops_recomputed;
+  estimate.compiled_ops = analysis.compiled_ops;
+
+  // Each collective on the torus: the mesh's devices are the slice's chips, row-major.
+  std::vector<double> collective_seconds;
+  std::map<std::pair<std::string, std::string>, TpuCollectiveCost> by_kind;
+  double link_energy = 0;
+  bool link_energy_known = true;
+  for (const keras::distribution::StepCollective& collective : analysis.collectives) {
+    std::vector<TpuChipSpan> spans;
+    std::string axes;
+    for (const keras::distribution::MeshSpan& span : collective.spans) {
+      spans.push_back({span.size, span.stride});
+      axes += (axes.empty() ? "" : ",") + span.axis;
+    }
+    const TpuCollectiveTiming timing = emulator->estimate_collective(collective.kind, collective.bytes, spans);
+    collective_seconds.push_back(timing.seconds);
+    if (timing.link_energy_j) {
+      link_energy += *timing.link_energy_j / std::max(1, timing.chips);  // per chip
+    } else if (timing.link_bytes_per_chip > 0) {
+      link_energy_known = false;
+    }
+    TpuCollectiveCost& cost = by_kind[{collective.kind, axes}];
+    cost.kind = collective.kind;
+    cost.axes = axes;
+    cost.count += 1;
+    cost.bytes += collective.bytes;
+    cost.seconds += timing.seconds;
+  }
+  for (auto& [key, cost] : by_kind) estimate.collectives.push_back(cost);
+  std::stable_sort(estimate.collectives.begin(), estimate.collectives.end(),
+                   [](const TpuCollectiveCost& a, const TpuCollectiveCost& b) { return a.seconds > b.seconds; });
+  estimate.schedule = schedule_device_step(analysis, collective_seconds, options.async_collectives);
+  estimate.step_seconds = estimate.schedule.step_seconds;
+
+  const TpuCoreTotals totals = emulator->totals(core);
+  estimate.cycles = totals.cycles;
+  estimate.stall_cycles = totals.stall_cycles;
+  estimate.hbm_bytes_per_chip = static_cast<double>(totals.hbm_bytes);
+  std::vector<profiler::OpRecord> records = profiler::records();
+  std::erase_if(records, [&](const profiler::OpRecord& record) { return record.device != device.name(); });
+  estimate.by_op = costs_by_op(records);
+  for (const TpuOpCost& cost : estimate.by_op) {
+    estimate.hardware_flops_per_chip += cost.flops;
+    (cost.on_mxu ? estimate.mxu_cycles : estimate.vector_cycles) += cost.compute_cycles;
+  }
+  if (estimate.step_seconds > 0) {
+    estimate.hardware_flops_per_chip_per_second = estimate.hardware_flops_per_chip / estimate.step_seconds;
+  }
+  estimate.formula = formula_of(*model, x, estimate.batch);
+  if (estimate.formula && estimate.step_seconds > 0) {
+    estimate.model_flops = estimate.formula->flops();
+    estimate.model_flops_per_chip_per_second =
+        estimate.model_flops / static_cast<double>(estimate.chips) / estimate.step_seconds;
+    if (estimate.peak_flops_per_chip > 0) estimate.mfu = estimate.model_flops_per_chip_per_second / estimate.peak_flops_per_chip;
+  }
+  const int64_t state_sharded_over = options.mesh.front().first == "fsdp" ? mesh_devices : 1;
+  estimate.memory = memory_fit(analysis, system.value("hbm_capacity_bytes_per_chip", 0.0), estimate.batch_per_chip,
+                               state_sharded_over);
+
+  // Energy: the ops' (one chip's, every chip alike), the links', idle power over the step.
+  if (totals.energy) {
+    const TpuEnergy& energy = *totals.energy;
+    const double dynamic = energy.total_j - (energy.static_missing ? 0.0 : energy.static_j);
+    double idle_w = 0;
+    const nlohmann::json& figures = system["energy"];
+    if (figures.is_object() && figures["idle_power_w"].is_number()) idle_w = figures["idle_power_w"].get<double>();
+    const double per_chip = dynamic + link_energy + idle_w * estimate.step_seconds;
+    estimate.energy_j = per_chip * static_cast<double>(estimate.chips);
+    estimate.average_power_w = estimate.step_seconds > 0 ? per_chip / estimate.step_seconds : 0;
+    std::vector<std::string> left_out;
+    if (!link_energy_known) left_out.push_back("links (no energy per link byte)");
+    if (energy.vector_missing) left_out.push_back("vector unit");
+    if (idle_w == 0) left_out.push_back("idle power (not published)");
+    if (!left_out.empty()) {
+      estimate.energy_note = "not counted: ";
+      for (size_t part = 0; part < left_out.size(); ++part) estimate.energy_note += (part ? ", " : "") + left_out[part];
+    }
+  } else {
+    estimate.energy_note = "n/a: the preset has no per-operation energies";
+  }
+  estimate.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return estimate;
+}
+
+std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
+  nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+  for (const TpuCollectiveCost& cost : estimate.collectives) {
+    collectives.push_back({{"kind", cost.kind}, {"axes", cost.axes}, {"count", cost.count}, {"bytes", cost.bytes},
+                           {"seconds", cost.seconds}});
+  }
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const TpuOpCost& cost : estimate.by_op) {
+    ops.push_back({{"op", cost.op}, {"count", cost.count}, {"seconds", cost.seconds}, {"flops", cost.flops},
+                   {"hbm_bytes", cost.hbm_bytes}, {"unit", cost.on_mxu ? "mxu" : "vector"}});
+  }
+  nlohmann::ordered_json formula = nullptr;
+  if (estimate.formula) {
+    const ModelFlopsFormula& f = *estimate.formula;
+    formula = {{"text", "6 N S B + 12 H L hd S^2 B"}, {"N", f.parameters}, {"S", f.sequence}, {"B", f.batch},
+               {"H", f.heads}, {"L", f.layers}, {"hd", f.head_dim}};
+  }
+  const double cycles = static_cast<double>(std::max<int64_t>(1, estimate.cycles));
+  const nlohmann::ordered_json document{
+      {"model", estimate.model},
+      {"system", nlohmann::json::parse(estimate.system_json, nullptr, false)},
+      {"mesh", estimate.mesh},
+      {"chips", estimate.chips},
+      {"batch", estimate.batch},
+      {"batch_per_chip", estimate.batch_per_chip},
+      {"remat", estimate.remat},
+      {"async_collectives", estimate.async_collectives},
+      {"step_seconds", estimate.step_seconds},
+      {"compute_seconds", estimate.schedule.compute_seconds},
+      {"exposed_collective_seconds", estimate.schedule.exposed_collective_seconds},
+      {"link_busy_seconds", estimate.schedule.link_busy_seconds},
+      {"shares", {{"mxu", estimate.mxu_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
+                  {"vector", estimate.vector_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
+                  {"hbm_stalls", estimate.stall_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
+                  {"exposed_collectives", estimate.schedule.exposed_collective_seconds / std::max(1e-30, estimate.step_seconds)}}},
+      {"model_flops_formula", formula},
+      {"model_flops", estimate.model_flops},
+      {"model_tflops_per_chip", estimate.model_flops_per_chip_per_second / 1e12},
+      {"mfu", estimate.mfu},
+      {"hardware_flops_per_chip", estimate.hardware_flops_per_chip},
+      {"hardware_tflops_per_chip", estimate.hardware_flops_per_chip_per_second / 1e12},
+      {"peak_tflops_per_chip", estimate.peak_flops_per_chip / 1e12},
+      {"hbm", {{"capacity_bytes", estimate.memory.capacity_bytes},
+               {"state_bytes", estimate.memory.state_bytes},
+               {"batch_bytes", estimate.memory.batch_bytes},
+               {"activation_bytes", estimate.memory.activation_bytes},
+               {"total_bytes", estimate.memory.total_bytes},
+               {"fits", estimate.memory.fits},
+               {"advice", estimate.memory.advice}}},
+      {"hbm_traffic_bytes_per_chip", estimate.hbm_bytes_per_chip},
+      {"ops_recomputed", estimate.ops_recomputed},
+      {"compiled_ops", estimate.compiled_ops},
+      {"energy_j", estimate.energy_j ? nlohmann::ordered_json(*estimate.energy_j) : nlohmann::ordered_json(nullptr)},
+      {"energy_note", estimate.energy_note},
+      {"average_power_w", estimate.average_power_w},
+      {"collectives", collectives},
+      {"by_op", ops},
+      {"wall_seconds", estimate.wall_seconds}};
+  return document.dump(2);
+}
+
+}  // namespace accel::experiment

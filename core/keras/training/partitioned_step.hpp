@@ -1,0 +1,21 @@
+// Model::PartitionedStep: the built-in train step traced once for a batch's
+// shapes and partitioned by the SPMD pass with the global distribution's
+// layouts (the batch along its batch axis, each variable as the
+// distribution lays it out, each optimizer slot as its variable). Made by
+// Model::partition_train_step (sharded_steps.cpp); run on the mesh by fit
+// (SpmdProgram) or on one device by analyze_device_step.
+#pragma once
+
+#include <accel/keras/model.hpp>
+
+#include "graph/graph.hpp"
+#include "graph/passes/passes.hpp"
+
+namespace accel::keras {
+
+struct Model::PartitionedStep {
+  graph::Graph graph;  // as partitioned: every value's shape is one device's
+  graph::SpmdPartition partition;
+};
+
+}  // namespace accel::keras

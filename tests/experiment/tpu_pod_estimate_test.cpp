@@ -1,0 +1,204 @@
+// Pod estimates (`accel tpu estimate --model FILE --slice ... --mesh ...`):
+// the schedule of one chip's ops against its collectives (asynchronous ones
+// overlap the ops that do not need them, the links run one at a time), the
+// HBM fit and its advice, and the command on the zoo's decoder sharded over
+// a v5e-8: the collectives FSDP needs, the state sharded, remat's
+// recomputation, MaxText's formula read off the model, and clear refusals.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <accel/experiment/tpu_pod_estimate.hpp>
+
+#include "run_test_support.hpp"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace accel::experiment {
+namespace {
+
+using keras::distribution::DeviceStepAnalysis;
+using keras::distribution::StepCollective;
+using keras::distribution::StepEvent;
+using nlohmann::json;
+
+StepEvent op(double seconds, std::vector<int32_t> inputs_from = {}) {
+  return StepEvent{StepEvent::Kind::kOp, seconds, -1, std::move(inputs_from), "op"};
+}
+
+StepEvent collective(int32_t index, std::vector<int32_t> inputs_from = {}) {
+  return StepEvent{StepEvent::Kind::kCollective, 0, index, std::move(inputs_from), "collective"};
+}
+
+DeviceStepAnalysis program(std::vector<StepEvent> events, int collectives) {
+  DeviceStepAnalysis analysis;
+  analysis.events = std::move(events);
+  analysis.collectives.resize(static_cast<size_t>(collectives), StepCollective{"all_gather", {}, 1, ""});
+  return analysis;
+}
+
+// A weight's gather (its operand there from the start) overlaps the op
+// before the one that reads it; synchronous, it runs where the program has it.
+TEST(PodSchedule, AGatherOfAWeightOverlapsEarlierOps) {
+  const DeviceStepAnalysis analysis = program({op(1.0), collective(0), op(1.0, {1})}, 1);
+  const PodSchedule async = schedule_device_step(analysis, {0.5}, true);
+  EXPECT_DOUBLE_EQ(async.step_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(async.exposed_collective_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(async.link_busy_seconds, 0.5);
+  const PodSchedule sync = schedule_device_step(analysis, {0.5}, false);
+  EXPECT_DOUBLE_EQ(sync.step_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(sync.exposed_collective_seconds, 0.5);
+}
+
+// A gradient's reduce-scatter starts when the gradient exists and overlaps
+// the ops that follow, until the update that reads it.
+TEST(PodSchedule, AGradientsReductionOverlapsTheRestOfTheBackwardPass) {
+  // 0: the gradient (1 s), 1: its reduce-scatter, 2: another op (2 s), 3: the update (0.1 s).
+  const DeviceStepAnalysis analysis = program({op(1.0), collective(0, {0}), op(2.0), op(0.1, {1})}, 1);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {0.5}, true).step_seconds, 3.1);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {2.5}, true).step_seconds, 3.6);  // 1 + 2.5, then the update
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {0.5}, false).step_seconds, 3.6);
+}
+
+// The links run one collective at a time: two gathers of 1 s each, read at
+// the start, keep the chip waiting 2 s.
+TEST(PodSchedule, CollectivesShareTheLinks) {
+  const DeviceStepAnalysis analysis = program({collective(0), collective(1), op(1.0, {0, 1})}, 2);
+  const PodSchedule schedule = schedule_device_step(analysis, {1.0, 1.0}, true);
+  EXPECT_DOUBLE_EQ(schedule.step_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(schedule.exposed_collective_seconds, 2.0);
+  EXPECT_THROW(schedule_device_step(analysis, {1.0}, true), InvalidArgumentError);
+}
+
+TEST(PodMemoryFit, AdviceSaysWhatWouldFit) {
+  DeviceStepAnalysis analysis;
+  analysis.state_bytes = 2'000'000'000;
+  analysis.planned_peak_bytes = 8'000'000'000;
+  const PodMemoryFit fits = memory_fit(analysis, 16e9, 4, 256);
+  EXPECT_TRUE(fits.fits);
+  EXPECT_TRUE(fits.advice.empty());
+  EXPECT_DOUBLE_EQ(fits.total_bytes, 10e9);
+  analysis.state_bytes = 10'000'000'000;
+  analysis.planned_peak_bytes = 12'000'000'000;  // 3 GB per example of the 4
+  const PodMemoryFit over = memory_fit(analysis, 16e9, 4, 256);
+  EXPECT_FALSE(over.fits);
+  EXPECT_NE(over.advice.find("a per-chip batch of at most 2"), std::string::npos) << over.advice;
+  // 4 GB left beside the step's values: 10 GB x 256 chips / 4 GB = 640 chips.
+  EXPECT_NE(over.advice.find("sharded over at least 640 chips"), std::string::npos) << over.advice;
+}
+
+const std::string kAccel = ACCEL_CLI_PATH;
+const std::string kDecoder = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/decoder_lm.yaml";
+
+json pod_estimate(const std::string& arguments) {
+  const testing::CommandResult result =
+      testing::run_shell(kAccel + " tpu estimate --model " + kDecoder + " --slice v5e-8 --json " + arguments);
+  EXPECT_EQ(result.code, 0) << result.output;
+  return json::parse(result.output, nullptr, false);
+}
+
+// The zoo's decoder (144,448 parameters) over the 8 chips of a v5e-8 under
+// FSDP: every weight gathered before use, the gradients reduced, the
+// weights and Adam's two slots sharded 8 ways.
+TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
+  const json full = pod_estimate("--mesh fsdp=8 --batch 64 --remat full");
+  ASSERT_TRUE(full.is_object());
+  EXPECT_EQ(full["chips"], 8);
+  EXPECT_EQ(full["batch_per_chip"], 8);
+  bool gathered = false;
+  for (const json& collective : full["collectives"]) {
+    EXPECT_EQ(collective["axes"], "fsdp");
+    if (collective["kind"] == "all_gather") gathered = collective["count"].get<int>() > 0;
+  }
+  EXPECT_TRUE(gathered) << full["collectives"].dump();
+  const double parameters = full["model_flops_formula"]["N"].get<double>();
+  EXPECT_EQ(parameters, 144448);
+  EXPECT_EQ(full["model_flops_formula"]["L"], 2);
+  EXPECT_EQ(full["model_flops_formula"]["H"], 4);
+  EXPECT_EQ(full["model_flops_formula"]["hd"], 16);
+  EXPECT_EQ(full["model_flops_formula"]["S"], 64);
+  // Weights and two slots, float32, split 8 ways (a few small ones whole).
+  const double state = full["hbm"]["state_bytes"].get<double>();
+  EXPECT_LT(state, 3 * 4 * parameters / 8 * 1.2);
+  EXPECT_GE(state, 3 * 4 * parameters / 8);
+  EXPECT_TRUE(full["hbm"]["fits"].get<bool>());
+  EXPECT_GE(full["step_seconds"].get<double>(), full["compute_seconds"].get<double>());
+  EXPECT_GT(full["ops_recomputed"].get<int>(), 0);
+  const json none = pod_estimate("--mesh fsdp=8 --batch 64 --remat none");
+  EXPECT_EQ(none["ops_recomputed"], 0);
+  EXPECT_LT(none["hardware_flops_per_chip"].get<double>(), full["hardware_flops_per_chip"].get<double>());
+  const json sync = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives off");
+  EXPECT_GT(sync["step_seconds"].get<double>(), full["step_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(sync["compute_seconds"].get<double>(), full["compute_seconds"].get<double>());
+  // Data parallel: the weights whole on every chip.
+  const json data = pod_estimate("--mesh data=8 --batch 64");
+  EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);
+}
+
+TEST(PodEstimate, RefusalsNameWhatIsWrong) {
+  const auto refused = [](const std::string& arguments, const std::string& expected) {
+    const testing::CommandResult result =
+        testing::run_shell(kAccel + " tpu estimate --model " + kDecoder + " --slice v5e-8 " + arguments);
+    EXPECT_EQ(result.code, 2) << arguments;
+    EXPECT_NE(result.output.find(expected), std::string::npos) << arguments << "\n" << result.output;
+  };
+  refused("--mesh tensor=8 --batch 64", "axis 'tensor'");
+  refused("--mesh fsdp=4 --batch 64", "4 devices, but the slice has 8 chips");
+  refused("--mesh fsdp=8 --batch 60", "--batch 60");
+  refused("--mesh fsdp=x", "--mesh 'fsdp=x'");
+  refused("--mesh fsdp=8 --values compute", "--values none");
+}
+
+// MaxText's v5e-256 rows (docs/tpu-emulator.md, "Fidelity: MaxText on
+// v5e-256"): the files hold the published models (their parameter counts
+// within the one untied logits kernel of MaxText's), the estimate is what
+// the table says, and the table's error is against the published figure.
+// Not yet within the issue's 15 %: the table says so and why.
+TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
+  std::ifstream doc(std::string(EXPERIMENT_SOURCE_DIR) + "/docs/tpu-emulator.md");
+  std::map<std::string, std::vector<double>> table;  // "16B" -> published, estimated, error %
+  for (std::string line; std::getline(doc, line);) {
+    if (!line.starts_with("| MaxText ")) continue;
+    const std::string size = line.substr(10, line.find(',') - 10);
+    std::vector<double> figures;
+    std::stringstream cells(line);
+    std::string cell;
+    std::getline(cells, cell, '|');
+    std::getline(cells, cell, '|');  // the row's name
+    for (int column = 0; column < 3 && std::getline(cells, cell, '|'); ++column) {
+      figures.push_back(std::stod(cell.substr(cell.find_first_of("+-0123456789"))));
+    }
+    table[size] = figures;
+  }
+  struct Row {
+    const char* size;
+    const char* file;
+    int batch;
+    double parameters;  // MaxText's, [D] in the reference
+  };
+  for (const Row& row : {Row{"16B", "16b.yaml", 1536, 16.3e9}, Row{"32B", "32b.yaml", 1024, 32.5e9},
+                        Row{"64B", "64b.yaml", 512, 64.8e9}}) {
+    SCOPED_TRACE(row.size);
+    ASSERT_TRUE(table.contains(row.size));
+    const std::vector<double>& figures = table[row.size];
+    ASSERT_EQ(figures.size(), 3u);
+    const std::string file = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/maxtext/" + row.file;
+    const testing::CommandResult result = testing::run_shell(
+        kAccel + " tpu estimate --model " + file + " --slice v5e-256 --mesh fsdp=256 --remat full --json --batch " +
+        std::to_string(row.batch));
+    ASSERT_EQ(result.code, 0) << result.output;
+    const json estimate = json::parse(result.output);
+    const double parameters = estimate["model_flops_formula"]["N"].get<double>();
+    EXPECT_NEAR(parameters / row.parameters, 1.0, 0.02);
+    EXPECT_EQ(estimate["model_flops_formula"]["S"], 2048);
+    EXPECT_EQ(estimate["batch_per_chip"].get<int>() * 256, row.batch);
+    const double tflops = estimate["model_tflops_per_chip"].get<double>();
+    EXPECT_NEAR(tflops, figures[1], 0.05) << "docs/tpu-emulator.md's estimate";
+    EXPECT_NEAR(100.0 * (tflops / figures[0] - 1.0), figures[2], 0.05) << "docs/tpu-emulator.md's error";
+  }
+}
+
+}  // namespace
+}  // namespace accel::experiment
