@@ -272,8 +272,11 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
                                              estimate.mesh, name));
     }
     if (!seen.insert(name).second) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' named twice", estimate.mesh, name));
-    if (size < 1) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected at least 1", estimate.mesh, name, size));
-    mesh_devices *= size;
+    if (size < 1 || size > estimate.chips) {
+      throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected 1 to the slice's {} chips",
+                                             estimate.mesh, name, size, estimate.chips));
+    }
+    mesh_devices *= size;  // at most chips^2 after one axis: one axis is allowed (below)
   }
   if (seen.size() > 1) {
     throw InvalidArgumentError(fmt::format("--mesh {}: one axis for now (fsdp or data): a batch splits along one mesh axis",
