@@ -123,6 +123,36 @@ TEST(SpmdPartitioning, FsdpGathersTheWeightForUseAndReduceScattersItsGradient) {
   EXPECT_EQ(scatter.output_bytes, 1u * 16 * 4);
 }
 
+// Mixed precision: the weight's gradient is a bfloat16 partial sum, cast to
+// float32 before its update. It is reduce-scattered where the cast needs it
+// reduced, in bfloat16, as XLA does: not all-reduced whole there and held
+// whole until the update slices it.
+TEST(SpmdPartitioning, AGradientCastBeforeItsUpdateIsReduceScatteredBeforeTheCast) {
+  GraphBuilder builder{testing::cpu_device()};
+  const ValueId x = builder.parameter({8, 4}, DType::kBFloat16);
+  const ValueId weight = builder.capture({4, 16});
+  const ValueId dy = builder.fill({8, 16}, 1.0 / 128, DType::kBFloat16);
+  const ValueId gradient = builder.op(ACCEL_OP_MATMUL, {x, dy}, Shape{4, 16}, DType::kBFloat16, [] {
+    AccelMatmulAttributes attributes{};
+    attributes.struct_size = sizeof(attributes);
+    attributes.transpose_a = 1;
+    return bytes_of(attributes);
+  }());
+  const ValueId gradient32 = builder.cast(gradient, DType::kFloat32);
+  builder.sgd_update(weight, gradient32);
+  SpmdInputs inputs;
+  inputs.mesh = mesh_of({"data"}, {4});
+  inputs.parameters = {split({0, kNone})};
+  inputs.capture = [weight](ValueId id, const Value&) { return id == weight ? split({0, kNone}) : ValueSharding{}; };
+  const SpmdPartition partition = partition_spmd(builder.graph, inputs);
+  EXPECT_EQ(collectives_of(partition), (std::vector<std::string>{
+                                           "LocalSlice over data on dimension 0 for MatMul",
+                                           "ReduceScatter over data on dimension 0 (sum) for Cast",
+                                       }));
+  EXPECT_EQ(partition.collectives[1].input_bytes, 4u * 16 * 2);  // bfloat16
+  EXPECT_EQ(builder.graph.values[static_cast<size_t>(gradient32)].shape, (Shape{1, 16}));
+}
+
 TEST(SpmdPartitioning, FsdpAndTensorParallelComposeOnOneMesh) {
   DenseStep step;
   // The weight split over data (FSDP) on its rows and over model on its columns.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace accel::graph {
@@ -78,6 +79,7 @@ class Partitioner {
         if (!layout.dimension_axes.empty()) set_given(static_cast<ValueId>(id), layout, fmt::format("captured value {}", id));
       }
     }
+    find_wanted_layouts();
   }
 
   SpmdPartition run() {
@@ -154,6 +156,38 @@ class Partitioner {
       used |= bit(axis);
     }
     shardings_[static_cast<size_t>(id)] = normalized(without_partial(layout));
+  }
+
+  // Where a value's only reader will want it split: a gradient its
+  // variable's update reads, and what an elementwise chain (a cast back to
+  // float32, a loss scale's division) makes it from. A partial sum that must
+  // be reduced on the way is then reduce-scattered into that split at once,
+  // as XLA's reduce-scatter creator makes an all-reduce and the update's
+  // slice one collective, instead of reduced whole and held whole until the
+  // update: half the bytes over the links, a 1/N share in memory.
+  void find_wanted_layouts() {
+    wanted_.assign(graph_.values.size(), std::nullopt);
+    const std::vector<std::vector<int32_t>> consumers = graph_.consumers();
+    auto only_reader = [&](ValueId id) { return consumers[static_cast<size_t>(id)].size() == 1; };
+    for (auto node = graph_.nodes.rbegin(); node != graph_.nodes.rend(); ++node) {
+      const int32_t op = node->op;
+      if (op == ACCEL_OP_SGD_UPDATE || op == ACCEL_OP_ADAM_UPDATE || op == ACCEL_OP_RMSPROP_UPDATE) {
+        const ValueSharding variable = without_partial(sharding(node->inputs[0]));
+        if (variable.sharded_axes() == 0) continue;
+        for (size_t input = 1; input < node->inputs.size(); ++input) {
+          const ValueId id = node->inputs[input];
+          if (shape(id) == shape(node->inputs[0]) && only_reader(id)) wanted_[static_cast<size_t>(id)] = variable;
+        }
+      } else if ((sdk::is_unary_elementwise(op) || sdk::is_binary_elementwise(op) || op == ACCEL_OP_CAST ||
+                  op == ACCEL_OP_COPY) &&
+                 node->outputs.size() == 1 && wanted_[static_cast<size_t>(node->outputs[0])]) {
+        for (ValueId input : node->inputs) {
+          if (shape(input) == shape(node->outputs[0]) && only_reader(input)) {
+            wanted_[static_cast<size_t>(input)] = wanted_[static_cast<size_t>(node->outputs[0])];
+          }
+        }
+      }
+    }
   }
 
   // --- Collectives ---------------------------------------------------------
@@ -357,7 +391,22 @@ class Partitioner {
     }
     std::vector<int32_t> axes(static_cast<size_t>(out_rank), kNone);
     uint32_t used = partial_axes;  // an axis is a split or a partial, never both
+    // A partial operand reduced here goes straight into the split its result
+    // is wanted in (find_wanted_layouts): a reduce-scatter, not an all-reduce.
+    const bool reduces_partial = carried == -1 && std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId id) {
+      return sharding(id).is_partial();
+    });
+    if (const std::optional<ValueSharding>& wanted = wanted_[static_cast<size_t>(node.outputs[0])];
+        reduces_partial && wanted && static_cast<int32_t>(wanted->dimension_axes.size()) == out_rank) {
+      for (int32_t d = 0; d < out_rank; ++d) {
+        const int32_t axis = wanted->dimension_axes[static_cast<size_t>(d)];
+        if (axis == kNone || out[d] == 1 || (used & bit(axis)) != 0) continue;
+        axes[static_cast<size_t>(d)] = axis;
+        used |= bit(axis);
+      }
+    }
     for (int32_t d = 0; d < out_rank; ++d) {
+      if (axes[static_cast<size_t>(d)] != kNone) continue;
       if (out[d] == 1) continue;
       for (ValueId input : node.inputs) {
         const int32_t j = d - (out_rank - rank(input));
@@ -696,6 +745,7 @@ class Partitioner {
   Graph& graph_;
   MeshShape mesh_;
   std::vector<ValueSharding> shardings_;
+  std::vector<std::optional<ValueSharding>> wanted_;  // per value: find_wanted_layouts
   std::vector<InsertedCollective> collectives_;
   std::map<std::tuple<ValueId, std::vector<int32_t>, uint32_t, int32_t>, ValueId> resharded_;
   std::string consumer_;
