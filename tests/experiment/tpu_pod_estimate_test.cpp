@@ -132,6 +132,15 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   const json sync = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives off");
   EXPECT_GT(sync["step_seconds"].get<double>(), full["step_seconds"].get<double>());
   EXPECT_DOUBLE_EQ(sync["compute_seconds"].get<double>(), full["compute_seconds"].get<double>());
+  // FSDP x tensor parallel: the batch split 2 ways, the heads, MLP units and
+  // vocabulary 4 ways; the row-parallel outputs all-reduced over tensor.
+  const json tensor = pod_estimate("--mesh fsdp=2,tensor=4 --batch 64 --remat full");
+  bool reduced_over_tensor = false;
+  for (const json& collective : tensor["collectives"]) {
+    if (collective["kind"] == "all_reduce" && collective["axes"] == "tensor") reduced_over_tensor = true;
+  }
+  EXPECT_TRUE(reduced_over_tensor) << tensor["collectives"].dump();
+  EXPECT_LT(tensor["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters / 4);
   // Data parallel: the weights whole on every chip.
   const json data = pod_estimate("--mesh data=8 --batch 64");
   EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);
@@ -144,11 +153,18 @@ TEST(PodEstimate, RefusalsNameWhatIsWrong) {
     EXPECT_EQ(result.code, 2) << arguments;
     EXPECT_NE(result.output.find(expected), std::string::npos) << arguments << "\n" << result.output;
   };
-  refused("--mesh tensor=8 --batch 64", "axis 'tensor'");
+  refused("--mesh model=8 --batch 64", "axis 'model'");
+  refused("--mesh tensor=8 --batch 64", "no axis splits the batch");
+  refused("--mesh fsdp=2,data=4 --batch 64", "keep one");
   refused("--mesh fsdp=4 --batch 64", "4 devices, but the slice has 8 chips");
   refused("--mesh fsdp=8 --batch 60", "--batch 60");
   refused("--mesh fsdp=x", "--mesh 'fsdp=x'");
   refused("--mesh fsdp=8 --values compute", "--values none");
+  // A v4 chip is two TensorCores: the mesh is laid on chips, one device each.
+  const testing::CommandResult v4 =
+      testing::run_shell(kAccel + " tpu estimate --model " + kDecoder + " --slice v4-8 --mesh fsdp=4 --batch 64");
+  EXPECT_EQ(v4.code, 2);
+  EXPECT_NE(v4.output.find("use --megacore"), std::string::npos) << v4.output;
 }
 
 // MaxText's v5e-256 rows (docs/tpu-emulator.md, "Fidelity: MaxText on

@@ -539,7 +539,8 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
       ->needs(slice);
   estimate.add_option("--mesh", request->mesh,
                       "--model: shard the model over the slice's chips (a pod estimate), e.g. fsdp=256: the batch and "
-                      "every weight split over it; or data=N: the batch only");
+                      "every weight split over it; data=N: the batch only; with tensor=N too (fsdp=64,tensor=4): "
+                      "heads, MLP units and vocabulary split over it");
   estimate.add_option("--remat", request->remat, "--model --mesh: none, full or minimal (default the run's training.remat)")
       ->check(CLI::IsMember({"none", "full", "minimal"}));
   estimate.add_option("--async-collectives", request->async_collectives,

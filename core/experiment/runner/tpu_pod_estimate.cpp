@@ -43,44 +43,70 @@ std::string mesh_text(const std::vector<std::pair<std::string, int64_t>>& mesh) 
   return text;
 }
 
-// keras.distribution's layouts for the mesh: under an fsdp axis, every
-// variable split along its largest dimension that the axis divides.
+// keras.distribution's layouts for the mesh. The model's width is the size
+// most of its weights' dimensions share (the embedding size). Under a
+// tensor axis, each weight is split along its first other dimension the
+// axis divides (attention heads, the MLP's hidden units, the vocabulary:
+// Megatron's column- and row-parallel layers); under an fsdp axis, along
+// its largest remaining dimension the axis divides.
 std::shared_ptr<const keras::distribution::Distribution> mesh_distribution(
     const std::vector<std::pair<std::string, int64_t>>& mesh, const std::vector<Variable>& weights) {
   std::vector<int64_t> shape;
   std::vector<std::string> names;
   std::vector<std::string> devices;
   int64_t chips = 1;
+  std::map<std::string, int64_t> size_of;
   for (const auto& [name, size] : mesh) {
     shape.push_back(size);
     names.push_back(name);
+    size_of[name] = size;
     chips *= size;
   }
   for (int64_t chip = 0; chip < chips; ++chip) devices.push_back(fmt::format("/TPU:{}", chip));
   const keras::distribution::DeviceMesh device_mesh(shape, names, devices);
-  const auto fsdp = std::find_if(mesh.begin(), mesh.end(), [](const auto& axis) { return axis.first == "fsdp"; });
-  const std::string batch_axis = fsdp != mesh.end() ? "fsdp" : "data";
+  const std::string batch_axis = size_of.contains("fsdp") ? "fsdp" : "data";
+  std::map<int64_t, int> dimension_counts;
+  for (const Variable& variable : weights) {
+    if (variable.shape().rank() < 2) continue;
+    for (int32_t dimension = 0; dimension < variable.shape().rank(); ++dimension) ++dimension_counts[variable.shape()[dimension]];
+  }
+  int64_t width = 0;
+  for (const auto& [size, count] : dimension_counts) {
+    if (width == 0 || count > dimension_counts[width]) width = size;
+  }
   keras::distribution::LayoutMap layouts(device_mesh);
-  if (fsdp != mesh.end()) {
-    for (const Variable& variable : weights) {
-      const Shape& variable_shape = variable.shape();
-      int32_t split = -1;
+  for (const Variable& variable : weights) {
+    const Shape& variable_shape = variable.shape();
+    std::vector<std::optional<std::string>> axes(static_cast<size_t>(variable_shape.rank()));
+    bool split = false;
+    if (const auto tensor = size_of.find("tensor"); tensor != size_of.end() && tensor->second > 1) {
       for (int32_t dimension = 0; dimension < variable_shape.rank(); ++dimension) {
-        if (variable_shape[dimension] % fsdp->second != 0) continue;
-        if (split < 0 || variable_shape[dimension] > variable_shape[split]) split = dimension;
+        if (variable_shape[dimension] == width || variable_shape[dimension] % tensor->second != 0) continue;
+        axes[static_cast<size_t>(dimension)] = "tensor";
+        split = true;
+        break;
       }
-      if (split < 0) continue;
-      std::vector<std::optional<std::string>> axes(static_cast<size_t>(variable_shape.rank()));
-      axes[static_cast<size_t>(split)] = "fsdp";
-      std::string path = variable.name();
-      if (const size_t colon = path.rfind(':'); colon != std::string::npos) path.resize(colon);
-      std::string key = "^";
-      for (char c : path) {
-        if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) key += '\\';
-        key += c;
-      }
-      layouts.set(key + "$", keras::distribution::TensorLayout{axes});
     }
+    if (const auto fsdp = size_of.find("fsdp"); fsdp != size_of.end() && fsdp->second > 1) {
+      int32_t chosen = -1;
+      for (int32_t dimension = 0; dimension < variable_shape.rank(); ++dimension) {
+        if (axes[static_cast<size_t>(dimension)] || variable_shape[dimension] % fsdp->second != 0) continue;
+        if (chosen < 0 || variable_shape[dimension] > variable_shape[chosen]) chosen = dimension;
+      }
+      if (chosen >= 0) {
+        axes[static_cast<size_t>(chosen)] = "fsdp";
+        split = true;
+      }
+    }
+    if (!split) continue;
+    std::string path = variable.name();
+    if (const size_t colon = path.rfind(':'); colon != std::string::npos) path.resize(colon);
+    std::string key = "^";
+    for (char c : path) {
+      if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) key += '\\';
+      key += c;
+    }
+    layouts.set(key + "$", keras::distribution::TensorLayout{axes});
   }
   return std::make_shared<keras::distribution::ModelParallel>(layouts, batch_axis);
 }
@@ -261,41 +287,54 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   estimate.system_json = emulator->system_json();
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json);
   estimate.chips = system.value("devices", int64_t{1});
+  if (system.value("cores_per_chip", 1) > 1 && !system.value("megacore", false)) {
+    throw InvalidArgumentError(fmt::format(
+        "--mesh: a pod estimate lays the mesh on chips, and {}'s chips have {} TensorCores each: use --megacore "
+        "(each chip one device)",
+        system.value("preset", std::string("this preset")), system.value("cores_per_chip", 1)));
+  }
   estimate.mesh = mesh_text(options.mesh);
   int64_t mesh_devices = 1;
-  int64_t batch_devices = 1;
+  int64_t batch_devices = 1;  // the devices the batch axis splits it over
   if (options.mesh.empty()) throw InvalidArgumentError("--mesh: expected axes such as fsdp=256 (their product the slice's chips)");
   std::set<std::string> seen;
   for (const auto& [name, size] : options.mesh) {
-    if (name != "fsdp" && name != "data") {
-      throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}': expected fsdp (batch and weights split) or data (batch split)",
-                                             estimate.mesh, name));
+    if (name != "fsdp" && name != "data" && name != "tensor") {
+      throw InvalidArgumentError(fmt::format(
+          "--mesh {}: axis '{}': expected fsdp (batch and weights split), data (batch split) or tensor (heads, "
+          "MLP units and vocabulary split)",
+          estimate.mesh, name));
     }
     if (!seen.insert(name).second) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' named twice", estimate.mesh, name));
     if (size < 1 || size > estimate.chips) {
       throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected 1 to the slice's {} chips",
                                              estimate.mesh, name, size, estimate.chips));
     }
-    mesh_devices *= size;  // at most chips^2 after one axis: one axis is allowed (below)
+    mesh_devices *= size;  // each axis at most the chips: no overflow over the three axes
   }
-  if (seen.size() > 1) {
-    throw InvalidArgumentError(fmt::format("--mesh {}: one axis for now (fsdp or data): a batch splits along one mesh axis",
+  if (seen.contains("fsdp") && seen.contains("data")) {
+    throw InvalidArgumentError(fmt::format("--mesh {}: fsdp and data both split the batch, and a batch splits along one "
+                                           "mesh axis: keep one (fsdp shards the weights too)",
                                            estimate.mesh));
   }
-  batch_devices = mesh_devices;
+  if (!seen.contains("fsdp") && !seen.contains("data")) {
+    throw InvalidArgumentError(fmt::format("--mesh {}: no axis splits the batch; add fsdp=N or data=N", estimate.mesh));
+  }
+  for (const auto& [name, size] : options.mesh) {
+    if (name != "tensor") batch_devices = size;
+  }
   if (mesh_devices != estimate.chips) {
-    throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips{}", estimate.mesh, mesh_devices,
-                                           estimate.chips,
-                                           system.value("cores_per_chip", 1) > 1 && !system.value("megacore", false)
-                                               ? " (devices are TensorCores here: use --megacore for one device per chip)"
-                                               : ""));
+    throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips", estimate.mesh, mesh_devices,
+                                           estimate.chips));
   }
   estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
   if (estimate.batch % batch_devices != 0) {
     throw InvalidArgumentError(fmt::format("--batch {}: a global batch the mesh's {} devices do not split evenly",
                                            estimate.batch, batch_devices));
   }
-  estimate.batch_per_chip = estimate.batch / batch_devices;
+  // MaxText's per-device batch: the global batch over every chip (under a
+  // tensor axis, the chips of one batch shard share its examples).
+  estimate.batch_per_chip = std::max<int64_t>(1, estimate.batch / estimate.chips);
   const RematPolicy remat = options.remat.value_or(run.training->remat);
   estimate.remat = remat_name(remat);
   estimate.async_collectives = options.async_collectives;
@@ -393,7 +432,10 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
         estimate.model_flops / static_cast<double>(estimate.chips) / estimate.step_seconds;
     if (estimate.peak_flops_per_chip > 0) estimate.mfu = estimate.model_flops_per_chip_per_second / estimate.peak_flops_per_chip;
   }
-  const int64_t state_sharded_over = options.mesh.front().first == "fsdp" ? mesh_devices : 1;
+  int64_t state_sharded_over = 1;
+  for (const auto& [name, size] : options.mesh) {
+    if (name != "data") state_sharded_over *= size;
+  }
   estimate.memory = memory_fit(analysis, system.value("hbm_capacity_bytes_per_chip", 0.0), estimate.batch_per_chip,
                                state_sharded_over);
 

@@ -25,11 +25,14 @@
 namespace accel::experiment {
 
 struct TpuPodOptions {
-  // The mesh's axes, row-major over the slice's chips: "fsdp" (the batch
-  // split over it, and every weight and its optimizer slots split along
-  // the largest dimension the axis divides, gathered before use) or
-  // "data" (the batch split, the weights whole on every chip). Their
-  // product is the slice's chip count.
+  // The mesh's axes, row-major over the slice's chips (the last fastest):
+  // "fsdp" (the batch split over it, and every weight and its optimizer
+  // slots split along the largest dimension the axis divides, gathered
+  // before use) or "data" (the batch split, the weights whole on every
+  // chip), and optionally "tensor" (each weight split along its first
+  // dimension other than the model's width that the axis divides: heads,
+  // MLP units, vocabulary; Megatron's tensor parallelism). Their product is
+  // the slice's chip count.
   std::vector<std::pair<std::string, int64_t>> mesh;
   int64_t batch = 0;                  // global; 0: the run's data.batch
   std::optional<RematPolicy> remat;   // unset: the run's training.remat
@@ -101,7 +104,7 @@ struct TpuPodEstimate {
   std::string mesh;              // "fsdp=256"
   int64_t chips = 0;
   int64_t batch = 0;             // global
-  int64_t batch_per_chip = 0;
+  int64_t batch_per_chip = 0;   // the global batch over every chip (MaxText's per_device_batch_size)
   std::string remat;             // none | full | minimal
   bool async_collectives = true;
   double step_seconds = 0;
@@ -133,8 +136,8 @@ struct TpuPodEstimate {
 };
 
 // Throws InvalidArgumentError for a mesh that does not cover the slice's
-// chips or names an axis other than fsdp and data, or a batch the mesh
-// does not split; FailedPreconditionError without an emulator in
+// chips, names an axis other than fsdp, data and tensor, or has no batch
+// axis or two, or a batch the mesh does not split; FailedPreconditionError without an emulator in
 // timing-only mode (tpu_sim.values=none: the chip's program runs on shard
 // shapes alone).
 TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& options);
