@@ -788,7 +788,8 @@ constexpr const char* kRulesAcrossKeys = R"(
   `preset` is a name searched in $ACCEL_TPU_CONFIG_DIR, the experiment's folder and its `tpu/`
   folder, the source tree's `configs/tpu`, and the install location; or a path. Every
   `hardware` key must exist in the preset, except the fields the timing library defaults
-  (`core.accumulator_bytes`, `interconnect.link_latency_s`, `interconnect.wraparound_axis`).
+  (`core.accumulator_bytes`, `interconnect.link_latency_s`, `interconnect.wraparound_axis`,
+  `interconnect.dcn_bandwidth_bytes_per_s`, `interconnect.dcn_latency_s`).
   `accel validate` also runs the TPU timing library's full hardware check on the result
   (e.g. an MXU tile must fit the on-chip buffer).
 - **Strategies.** `mirrored.devices` and `one_device.device` must name known device types; a

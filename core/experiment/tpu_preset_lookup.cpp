@@ -67,7 +67,9 @@ void flatten_overrides(const SourceNode& node, const std::string& prefix,
 // Fields the TPU timing library gives a default when a preset leaves them out
 // (plugins/tpu_sim/timing/config_loader.cpp): what-ifs may set them anyway.
 constexpr std::string_view kOptionalHardwareFields[] = {"core.accumulator_bytes", "interconnect.link_latency_s",
-                                                        "interconnect.wraparound_axis"};
+                                                        "interconnect.wraparound_axis",
+                                                        "interconnect.dcn_bandwidth_bytes_per_s",
+                                                        "interconnect.dcn_latency_s"};
 
 bool optional_field_of_existing_section(const SourceNode& preset, const std::string& dotted) {
   if (std::find(std::begin(kOptionalHardwareFields), std::end(kOptionalHardwareFields), dotted) ==

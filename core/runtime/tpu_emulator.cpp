@@ -195,4 +195,22 @@ TpuCollectiveTiming TpuEmulator::estimate_collective(std::string_view kind, doub
   return timing;
 }
 
+TpuCollectiveTiming TpuEmulator::estimate_dcn_all_reduce(double bytes, int slices) const {
+  if (!ACCEL_STRUCT_HOLDS(table_, AccelTpuSimExtension, estimate_dcn_all_reduce) ||
+      table_->estimate_dcn_all_reduce == nullptr) {
+    throw UnimplementedError("the loaded TPU emulator plugin predates estimate_dcn_all_reduce (accel.tpu_sim.v1)");
+  }
+  AccelTpuSimCollective estimate{};
+  estimate.struct_size = sizeof(estimate);
+  detail::check_status(table_->estimate_dcn_all_reduce(context_, bytes, slices, &estimate), "TPU emulator DCN all-reduce");
+  TpuCollectiveTiming timing;
+  timing.seconds = estimate.seconds;
+  timing.link_seconds = estimate.link_seconds;
+  timing.latency_seconds = estimate.latency_seconds;
+  timing.link_bytes_per_chip = estimate.link_bytes_per_chip;
+  timing.chips = estimate.chips;
+  timing.steps = estimate.steps;
+  return timing;
+}
+
 }  // namespace accel

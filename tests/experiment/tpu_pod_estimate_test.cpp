@@ -70,6 +70,8 @@ TEST(PodSchedule, CollectivesShareTheLinks) {
   EXPECT_DOUBLE_EQ(schedule.step_seconds, 3.0);
   EXPECT_DOUBLE_EQ(schedule.exposed_collective_seconds, 2.0);
   EXPECT_THROW(schedule_device_step(analysis, {1.0}, true), InvalidArgumentError);
+  // One on the slice's links, one on the network between slices: at once.
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {1.0, 1.0}, true, {0, 1}).step_seconds, 2.0);
 }
 
 TEST(PodMemoryFit, AdviceSaysWhatWouldFit) {
@@ -141,6 +143,18 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   }
   EXPECT_TRUE(reduced_over_tensor) << tensor["collectives"].dump();
   EXPECT_LT(tensor["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters / 4);
+  // Two slices over the data-center network: the same chip program, each
+  // gradient shard also all-reduced between the slices.
+  const json two = pod_estimate("--mesh fsdp=8 --batch 128 --slices 2 --remat full");
+  EXPECT_EQ(two["slices"], 2);
+  EXPECT_EQ(two["batch_per_chip"], 8);
+  EXPECT_DOUBLE_EQ(two["compute_seconds"].get<double>(), full["compute_seconds"].get<double>());
+  bool between_slices = false;
+  for (const json& collective : two["collectives"]) {
+    if (collective["axes"] == "slices (DCN)") between_slices = collective["count"].get<int>() > 0;
+  }
+  EXPECT_TRUE(between_slices) << two["collectives"].dump();
+  EXPECT_GE(two["link_busy_seconds"].get<double>(), full["link_busy_seconds"].get<double>());
   // Data parallel: the weights whole on every chip.
   const json data = pod_estimate("--mesh data=8 --batch 64");
   EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);
@@ -160,6 +174,12 @@ TEST(PodEstimate, RefusalsNameWhatIsWrong) {
   refused("--mesh fsdp=8 --batch 60", "--batch 60");
   refused("--mesh fsdp=x", "--mesh 'fsdp=x'");
   refused("--mesh fsdp=8 --values compute", "--values none");
+  refused("--mesh fsdp=8 --batch 64 --slices 3", "3 slices");
+  // A v5p publishes no network between slices.
+  const testing::CommandResult v5p = testing::run_shell(
+      kAccel + " tpu estimate --model " + kDecoder + " --slice v5p-8 --megacore --mesh fsdp=4 --batch 64 --slices 2");
+  EXPECT_EQ(v5p.code, 2);
+  EXPECT_NE(v5p.output.find("dcn_bandwidth_bytes_per_s"), std::string::npos) << v5p.output;
   // A v4 chip is two TensorCores: the mesh is laid on chips, one device each.
   const testing::CommandResult v4 =
       testing::run_shell(kAccel + " tpu estimate --model " + kDecoder + " --slice v4-8 --mesh fsdp=4 --batch 64");

@@ -139,5 +139,17 @@ TEST(Collectives, SpansOfAMeshOnTheTorus) {
   EXPECT_THROW(estimate_span_collective(pod, Collective::kAllGather, bytes, {{4, 3}}), std::invalid_argument);
 }
 
+// Between slices: a ring through them over each chip's share of its host's
+// NICs (v5e: 2 x 100 Gb/s per 8 chips, 3.125 GB/s each).
+TEST(Collectives, AllReduceBetweenSlicesOverTheDataCenterNetwork) {
+  const Hardware pod = slice("tpu_v5e", {16, 16});
+  ASSERT_EQ(pod.interconnect.dcn_bandwidth_bytes_per_s, 3.125e9);
+  const AllReduceEstimate sixteen = estimate_dcn_all_reduce(pod, 1e9, 16);
+  EXPECT_NEAR(sixteen.link_seconds, 2.0 * 15 / 16 * 1e9 / 3.125e9, 1e-12);
+  EXPECT_EQ(sixteen.steps, 30);
+  EXPECT_EQ(estimate_dcn_all_reduce(pod, 1e9, 1).seconds, 0.0);
+  EXPECT_THROW(estimate_dcn_all_reduce(slice("tpu_v4", {4, 4, 4}), 1e9, 2), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace accel::tpu

@@ -210,8 +210,9 @@ void print_pod_table(const experiment::TpuPodEstimate& estimate, std::ostream& o
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
   const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
   const double step = estimate.step_seconds;
-  out << fmt::format("{} on {} x {} chips, mesh {}, batch {} ({} per chip), remat {}, collectives {}; one training step\n",
-                     estimate.model, preset, estimate.chips, estimate.mesh, estimate.batch, estimate.batch_per_chip,
+  out << fmt::format("{} on {}{} x {} chips, mesh {}, batch {} ({} per chip), remat {}, collectives {}; one training step\n",
+                     estimate.model, estimate.slices > 1 ? fmt::format("{} slices of ", estimate.slices) : std::string(),
+                     preset, estimate.chips, estimate.mesh, estimate.batch, estimate.batch_per_chip,
                      estimate.remat, estimate.async_collectives ? "asynchronous" : "synchronous");
   out << fmt::format("step time   {:.6g} s simulated (one chip's program: {} ops, {} recomputed); estimated in {:.3f} s\n",
                      step, estimate.compiled_ops, estimate.ops_recomputed, estimate.wall_seconds);
@@ -425,6 +426,7 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::L
     pod.remat = policy;
   }
   pod.async_collectives = request.async_collectives == "on";
+  pod.slices = request.slices;
   const experiment::TpuPodEstimate estimate = experiment::estimate_tpu_pod_step(chosen, pod);
   if (request.json) {
     out << experiment::tpu_pod_estimate_json(estimate) << "\n";
@@ -543,6 +545,10 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
                       "heads, MLP units and vocabulary split over it");
   estimate.add_option("--remat", request->remat, "--model --mesh: none, full or minimal (default the run's training.remat)")
       ->check(CLI::IsMember({"none", "full", "minimal"}));
+  estimate.add_option("--slices", request->slices,
+                      "--model --mesh: N slices joined by the data-center network, data parallel across them "
+                      "(multislice; --batch is over all of them)")
+      ->check(CLI::Range(1, 65536));
   estimate.add_option("--async-collectives", request->async_collectives,
                       "--model --mesh: on (collectives overlap the ops that do not need them, the default) or off")
       ->capture_default_str()

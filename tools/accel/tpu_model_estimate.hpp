@@ -38,6 +38,7 @@ struct TpuModelEstimateRequest {
   std::string mesh;                    // --mesh fsdp=256: the model sharded over the slice (a pod estimate)
   std::string remat;                   // --remat none|full|minimal (default the run's training.remat)
   std::string async_collectives = "on";  // --async-collectives on|off
+  int slices = 1;                      // --slices N: N slices joined by the data-center network
 };
 
 // A --slice of more devices than this is timed as one replica plus the

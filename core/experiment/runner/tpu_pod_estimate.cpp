@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -145,6 +146,45 @@ std::optional<ModelFlopsFormula> formula_of(const keras::Model& model, const Ten
 
 std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
 
+// Multislice: after each collective that reduces over the batch axis (a
+// gradient's reduce-scatter or all-reduce, the loss's mean), an all-reduce
+// of what each chip then holds among its counterparts in the other slices,
+// over the data-center network; what read the in-slice result reads it.
+DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& analysis, const std::string& batch_axis,
+                                                  std::vector<int>& network) {
+  DeviceStepAnalysis joined = analysis;
+  joined.events.clear();
+  network.assign(analysis.collectives.size(), 0);
+  std::vector<int32_t> moved(analysis.events.size(), -1);  // old event -> the event its readers read now
+  for (size_t index = 0; index < analysis.events.size(); ++index) {
+    StepEvent event = analysis.events[index];
+    for (int32_t& from : event.inputs_from) from = moved[static_cast<size_t>(from)];
+    joined.events.push_back(event);
+    moved[index] = static_cast<int32_t>(joined.events.size() - 1);
+    if (event.kind != StepEvent::Kind::kCollective) continue;
+    const keras::distribution::StepCollective& collective = analysis.collectives[static_cast<size_t>(event.collective)];
+    if (collective.kind != "reduce_scatter" && collective.kind != "all_reduce") continue;
+    double members = 1;
+    bool over_batch = false;
+    for (const keras::distribution::MeshSpan& span : collective.spans) {
+      members *= static_cast<double>(span.size);
+      over_batch = over_batch || span.axis == batch_axis;
+    }
+    if (!over_batch) continue;
+    keras::distribution::StepCollective between;
+    between.kind = "all_reduce";
+    between.bytes = collective.kind == "reduce_scatter" ? collective.bytes / members : collective.bytes;
+    between.consumer = collective.consumer;
+    joined.collectives.push_back(between);
+    network.push_back(1);
+    StepEvent reduction{StepEvent::Kind::kCollective, 0, static_cast<int32_t>(joined.collectives.size() - 1),
+                        {moved[index]}, "all_reduce (DCN)"};
+    joined.events.push_back(reduction);
+    moved[index] = static_cast<int32_t>(joined.events.size() - 1);
+  }
+  return joined;
+}
+
 }  // namespace
 
 double ModelFlopsFormula::flops() const {
@@ -154,7 +194,7 @@ double ModelFlopsFormula::flops() const {
 }
 
 PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::vector<double>& collective_seconds,
-                                 bool async_collectives) {
+                                 bool async_collectives, const std::vector<int>& network) {
   const std::vector<StepEvent>& events = analysis.events;
   if (collective_seconds.size() != analysis.collectives.size()) {
     throw InvalidArgumentError(fmt::format("schedule_device_step: {} collective times for {} collectives",
@@ -165,15 +205,20 @@ PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::
   std::vector<bool> done(events.size(), false);
   std::vector<bool> hoisted(events.size(), false);
   double compute_free = 0;
-  double links_free = 0;
+  std::array<double, 2> links_free{0, 0};  // per network
+  auto network_of = [&](size_t event) {
+    const auto collective = static_cast<size_t>(events[event].collective);
+    return collective < network.size() && network[collective] == 1 ? 1 : 0;
+  };
   // Collectives whose operand exists, by when it came to exist (then program order).
   using Waiting = std::pair<double, size_t>;
   std::priority_queue<Waiting, std::vector<Waiting>, std::greater<>> waiting;
   auto run_collective = [&](size_t event, double ready) {
     const double seconds = collective_seconds[static_cast<size_t>(events[event].collective)];
-    const double start = std::max(links_free, ready);
+    double& free = links_free[static_cast<size_t>(network_of(event))];
+    const double start = std::max(free, ready);
     end[event] = start + seconds;
-    links_free = end[event];
+    free = end[event];
     done[event] = true;
     schedule.link_busy_seconds += seconds;
   };
@@ -327,14 +372,19 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips", estimate.mesh, mesh_devices,
                                            estimate.chips));
   }
-  estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
-  if (estimate.batch % batch_devices != 0) {
-    throw InvalidArgumentError(fmt::format("--batch {}: a global batch the mesh's {} devices do not split evenly",
-                                           estimate.batch, batch_devices));
+  if (options.slices < 1 || options.slices > 65536) {
+    throw InvalidArgumentError(fmt::format("--slices {}: expected 1 to 65536 slices", options.slices));
   }
+  estimate.slices = options.slices;
+  estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
+  if (estimate.batch % (batch_devices * options.slices) != 0) {
+    throw InvalidArgumentError(fmt::format("--batch {}: a global batch that {} slices of {} batch shards do not split evenly",
+                                           estimate.batch, options.slices, batch_devices));
+  }
+  const int64_t slice_batch = estimate.batch / options.slices;
   // MaxText's per-device batch: the global batch over every chip (under a
   // tensor axis, the chips of one batch shard share its examples).
-  estimate.batch_per_chip = std::max<int64_t>(1, estimate.batch / estimate.chips);
+  estimate.batch_per_chip = std::max<int64_t>(1, slice_batch / estimate.chips);
   const RematPolicy remat = options.remat.value_or(run.training->remat);
   estimate.remat = remat_name(remat);
   estimate.async_collectives = options.async_collectives;
@@ -358,10 +408,10 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
                    keras::CompileOptions{.jit_compile = true, .remat = remat, .remat_blocks = run.training->remat_blocks});
   }
   const keras::KerasTensor& input = model->inputs().front();
-  std::vector<int64_t> input_dims{estimate.batch};
+  std::vector<int64_t> input_dims{slice_batch};
   input_dims.insert(input_dims.end(), input.shape().begin() + 1, input.shape().end());
   const Tensor x = batch_of(Shape(input_dims), input.dtype(), device, true);
-  const Tensor y = labels_for(run.training->loss.name, model->outputs().front().shape(), estimate.batch, device, true);
+  const Tensor y = labels_for(run.training->loss.name, model->outputs().front().shape(), slice_batch, device, true);
 
   const int core = device.plugin_device_index();
   keras::distribution::DeviceClock clock;
@@ -375,6 +425,11 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     const DeviceScope on_tpu(device);
     analysis = keras::distribution::analyze_device_step(*model, x, y, device, clock);
   }
+  std::vector<int> network;
+  if (options.slices > 1) {
+    const bool fsdp = std::any_of(options.mesh.begin(), options.mesh.end(), [](const auto& axis) { return axis.first == "fsdp"; });
+    analysis = with_reductions_between_slices(analysis, fsdp ? "fsdp" : "data", network);
+  }
   profiler::stop();
   estimate.ops_recomputed = analysis.ops_recomputed;
   estimate.compiled_ops = analysis.compiled_ops;
@@ -384,18 +439,22 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   std::map<std::pair<std::string, std::string>, TpuCollectiveCost> by_kind;
   double link_energy = 0;
   bool link_energy_known = true;
-  for (const keras::distribution::StepCollective& collective : analysis.collectives) {
+  for (size_t index = 0; index < analysis.collectives.size(); ++index) {
+    const keras::distribution::StepCollective& collective = analysis.collectives[index];
+    const bool between_slices = index < network.size() && network[index] == 1;
     std::vector<TpuChipSpan> spans;
-    std::string axes;
+    std::string axes = between_slices ? "slices (DCN)" : "";
     for (const keras::distribution::MeshSpan& span : collective.spans) {
       spans.push_back({span.size, span.stride});
       axes += (axes.empty() ? "" : ",") + span.axis;
     }
-    const TpuCollectiveTiming timing = emulator->estimate_collective(collective.kind, collective.bytes, spans);
+    const TpuCollectiveTiming timing = between_slices
+                                           ? emulator->estimate_dcn_all_reduce(collective.bytes, options.slices)
+                                           : emulator->estimate_collective(collective.kind, collective.bytes, spans);
     collective_seconds.push_back(timing.seconds);
     if (timing.link_energy_j) {
       link_energy += *timing.link_energy_j / std::max(1, timing.chips);  // per chip
-    } else if (timing.link_bytes_per_chip > 0) {
+    } else if (timing.link_bytes_per_chip > 0 && !between_slices) {
       link_energy_known = false;
     }
     TpuCollectiveCost& cost = by_kind[{collective.kind, axes}];
@@ -408,7 +467,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   for (auto& [key, cost] : by_kind) estimate.collectives.push_back(cost);
   std::stable_sort(estimate.collectives.begin(), estimate.collectives.end(),
                    [](const TpuCollectiveCost& a, const TpuCollectiveCost& b) { return a.seconds > b.seconds; });
-  estimate.schedule = schedule_device_step(analysis, collective_seconds, options.async_collectives);
+  estimate.schedule = schedule_device_step(analysis, collective_seconds, options.async_collectives, network);
   estimate.step_seconds = estimate.schedule.step_seconds;
 
   const TpuCoreTotals totals = emulator->totals(core);
@@ -429,7 +488,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   if (estimate.formula && estimate.step_seconds > 0) {
     estimate.model_flops = estimate.formula->flops();
     estimate.model_flops_per_chip_per_second =
-        estimate.model_flops / static_cast<double>(estimate.chips) / estimate.step_seconds;
+        estimate.model_flops / static_cast<double>(estimate.chips * estimate.slices) / estimate.step_seconds;
     if (estimate.peak_flops_per_chip > 0) estimate.mfu = estimate.model_flops_per_chip_per_second / estimate.peak_flops_per_chip;
   }
   int64_t state_sharded_over = 1;
@@ -447,10 +506,11 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     const nlohmann::json& figures = system["energy"];
     if (figures.is_object() && figures["idle_power_w"].is_number()) idle_w = figures["idle_power_w"].get<double>();
     const double per_chip = dynamic + link_energy + idle_w * estimate.step_seconds;
-    estimate.energy_j = per_chip * static_cast<double>(estimate.chips);
+    estimate.energy_j = per_chip * static_cast<double>(estimate.chips * estimate.slices);
     estimate.average_power_w = estimate.step_seconds > 0 ? per_chip / estimate.step_seconds : 0;
     std::vector<std::string> left_out;
     if (!link_energy_known) left_out.push_back("links (no energy per link byte)");
+    if (estimate.slices > 1) left_out.push_back("the network between slices");
     if (energy.vector_missing) left_out.push_back("vector unit");
     if (idle_w == 0) left_out.push_back("idle power (not published)");
     if (!left_out.empty()) {
@@ -487,6 +547,7 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
       {"system", nlohmann::json::parse(estimate.system_json, nullptr, false)},
       {"mesh", estimate.mesh},
       {"chips", estimate.chips},
+      {"slices", estimate.slices},
       {"batch", estimate.batch},
       {"batch_per_chip", estimate.batch_per_chip},
       {"remat", estimate.remat},

@@ -108,6 +108,10 @@ class TpuEmulator {
   // kind it does not know or spans that do not fit the slice.
   TpuCollectiveTiming estimate_collective(std::string_view kind, double bytes,
                                           const std::vector<TpuChipSpan>& spans) const;
+  // An all-reduce of `bytes` per chip among the counterpart chips of
+  // `slices` slices over the data-center network (multislice). Throws
+  // InvalidArgumentError when the preset has no DCN figures.
+  TpuCollectiveTiming estimate_dcn_all_reduce(double bytes, int slices) const;
 
  private:
   TpuEmulator(const AccelTpuSimExtension* table, AccelPluginContext* context) : table_(table), context_(context) {}

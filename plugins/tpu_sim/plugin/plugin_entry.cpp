@@ -50,6 +50,7 @@ std::string describe_system(const AccelPluginContext& context) {
       {"hbm_bandwidth_bytes_per_s", hw.hbm.bandwidth_bytes_per_s},
       {"topology", to_string(hw.interconnect.topology)},
       {"dims", hw.interconnect.dims},
+      {"dcn_bandwidth_bytes_per_s", hw.interconnect.dcn_bandwidth_bytes_per_s},
   };
   system["energy"] = nullptr;  // the preset has no energy figures
   if (hw.energy) {

@@ -193,13 +193,39 @@ AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, doub
   });
 }
 
+AccelStatus* estimate_dcn_all_reduce(AccelPluginContext* context, double bytes, int32_t slices,
+                                     AccelTpuSimCollective* estimate) noexcept {
+  if (context == nullptr) return nullptr;
+  return sdk::guard(context->host, [&] {
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimCollective),
+                          "null or too small AccelTpuSimCollective");
+    sdk::require_argument(std::isfinite(bytes) && bytes >= 0, "estimate_dcn_all_reduce: bytes must be finite and >= 0");
+    sdk::require_argument(slices >= 1, "estimate_dcn_all_reduce: slices must be >= 1");
+    tpu::AllReduceEstimate result;
+    try {
+      result = tpu::estimate_dcn_all_reduce(context->hardware, bytes, slices);
+    } catch (const std::invalid_argument& error) {
+      throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, std::string("estimate_dcn_all_reduce: ") + error.what());
+    }
+    AccelTpuSimCollective out{};
+    out.struct_size = sizeof(AccelTpuSimCollective);
+    out.seconds = result.seconds;
+    out.link_seconds = result.link_seconds;
+    out.latency_seconds = result.latency_seconds;
+    out.link_bytes_per_chip = result.link_bytes_per_chip;
+    out.chips = result.chips;
+    out.steps = result.steps;
+    *estimate = out;
+  });
+}
+
 const char* system_json(AccelPluginContext* context) noexcept {
   return context == nullptr ? nullptr : context->system_json.c_str();
 }
 
 constexpr AccelTpuSimExtension kExtension = {
     sizeof(AccelTpuSimExtension), device_totals, reset_totals, all_reduce, system_json, run_all_reduce,
-    estimate_collective,
+    estimate_collective, estimate_dcn_all_reduce,
 };
 
 }  // namespace

@@ -433,7 +433,8 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
 
   const MappingReader net =
       top.child("interconnect",
-                {"topology", "links", "link_bandwidth_bytes_per_s", "link_latency_s", "wraparound_axis", "dims"});
+                {"topology", "links", "link_bandwidth_bytes_per_s", "link_latency_s", "wraparound_axis", "dims",
+                 "dcn_bandwidth_bytes_per_s", "dcn_latency_s"});
   hw.interconnect.topology = net.choice<Topology>("topology", parse_topology,
                                                   "none, ring, mesh_2d, torus_2d, mesh_3d or torus_3d");
   if (hw.interconnect.topology != Topology::kNone) {
@@ -442,6 +443,8 @@ Hardware read_hardware(const YAML::Node& root, const std::string& source_name, c
     hw.interconnect.link_latency_s = net.optional_number("link_latency_s", 0.0);
     if (net.has("wraparound_axis")) hw.interconnect.wraparound_axis = net.integer("wraparound_axis");
     hw.interconnect.dims = net.int_list("dims");
+    hw.interconnect.dcn_bandwidth_bytes_per_s = net.optional_number("dcn_bandwidth_bytes_per_s", 0.0);
+    hw.interconnect.dcn_latency_s = net.optional_number("dcn_latency_s", 0.0);
   }
 
   // Optional: without it the system reports no energy (docs/tpu-emulator.md, "Energy").

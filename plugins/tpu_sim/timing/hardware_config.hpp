@@ -67,6 +67,11 @@ struct InterconnectConfig {
   // close). 0: every axis of a torus wraps.
   int wraparound_axis = 0;
   std::vector<int> dims;               // slice shape, product == chips
+  // The data-center network between slices (multislice): each chip's share
+  // of its host's NICs, one way, and the latency of one exchange. 0: not
+  // published for this chip (a multislice estimate is refused).
+  double dcn_bandwidth_bytes_per_s = 0;
+  double dcn_latency_s = 0;
 };
 
 // Energy per operation of the chip's process, in picojoules, each from a

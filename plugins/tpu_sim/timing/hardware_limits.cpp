@@ -25,7 +25,7 @@ constexpr double kTiB = 1024.0 * kGiB;
 // to 4.6 pJ (a 45 nm fp32 multiply and add) per operation, 1-25 pJ per byte
 // of SRAM and 30-325 pJ per byte of HBM or DDR3; zero is refused (leave the
 // figure out instead), and each range leaves a factor of 10 or more around them.
-constexpr std::array<FieldLimit, 26> kLimits{{
+constexpr std::array<FieldLimit, 28> kLimits{{
     {"clock_hz", FieldUnit::kHertz, 1e6, 1e10},
     {"published_peak_ops_per_s", FieldUnit::kOpsPerSecond, 1e6, 1e18},
     {"chips", FieldUnit::kCount, 1, 65536},
@@ -46,6 +46,8 @@ constexpr std::array<FieldLimit, 26> kLimits{{
     {"interconnect.link_latency_s", FieldUnit::kSeconds, 0, 1},
     {"interconnect.wraparound_axis", FieldUnit::kCount, 0, 65536},
     {"interconnect.dims", FieldUnit::kCount, 1, 65536},
+    {"interconnect.dcn_bandwidth_bytes_per_s", FieldUnit::kBytesPerSecond, 0, 1e13},
+    {"interconnect.dcn_latency_s", FieldUnit::kSeconds, 0, 1},
     {"energy.mac_pj", FieldUnit::kPicojoules, 1e-4, 1e3},
     {"energy.sram_pj_per_byte", FieldUnit::kPicojoules, 1e-3, 1e3},
     {"energy.hbm_pj_per_byte", FieldUnit::kPicojoules, 1e-2, 1e4},
@@ -109,7 +111,9 @@ void check_field_ranges(const Hardware& hw, const FieldFailure& fail) {
     values.insert(values.end(), {{"interconnect.links", hw.interconnect.links},
                                  {"interconnect.link_bandwidth_bytes_per_s", hw.interconnect.link_bandwidth_bytes_per_s},
                                  {"interconnect.link_latency_s", hw.interconnect.link_latency_s},
-                                 {"interconnect.wraparound_axis", hw.interconnect.wraparound_axis}});
+                                 {"interconnect.wraparound_axis", hw.interconnect.wraparound_axis},
+                                 {"interconnect.dcn_bandwidth_bytes_per_s", hw.interconnect.dcn_bandwidth_bytes_per_s},
+                                 {"interconnect.dcn_latency_s", hw.interconnect.dcn_latency_s}});
     for (int size : hw.interconnect.dims) values.emplace_back("interconnect.dims", size);
   }
   if (hw.energy) {

@@ -115,6 +115,25 @@ AllReduceEstimate estimate_collective(const Hardware& hw, Collective collective,
   return out;
 }
 
+AllReduceEstimate estimate_dcn_all_reduce(const Hardware& hw, double bytes, int slices) {
+  if (bytes < 0) throw std::invalid_argument("a collective's size must be >= 0 bytes");
+  if (slices < 1) throw std::invalid_argument("a multislice all-reduce needs at least 1 slice");
+  AllReduceEstimate out;
+  out.chips = slices;
+  out.algorithm = "all_reduce over the data-center network (a ring through the slices)";
+  if (slices == 1) return out;
+  const double bandwidth = hw.interconnect.dcn_bandwidth_bytes_per_s;
+  if (bandwidth <= 0) {
+    throw std::invalid_argument(hw.name + " has no interconnect.dcn_bandwidth_bytes_per_s: its network between slices is not described");
+  }
+  out.steps = 2 * (slices - 1);
+  out.link_bytes_per_chip = 2.0 * (slices - 1) / slices * bytes;
+  out.link_seconds = out.link_bytes_per_chip / bandwidth;
+  out.latency_seconds = out.steps * hw.interconnect.dcn_latency_s;
+  out.seconds = out.link_seconds + out.latency_seconds;
+  return out;
+}
+
 AllReduceEstimate estimate_span_collective(const Hardware& hw, Collective collective, double bytes,
                                            const std::vector<ChipSpan>& spans) {
   const auto& net = hw.interconnect;

@@ -79,6 +79,14 @@ struct ChipSpan {
 // chips apart along an axis are `h` hops apart: their ring has 1/h of the
 // bandwidth. Throws std::invalid_argument when a span leaves the slice or
 // does not fall on its chips evenly.
+// An all-reduce of `bytes` (each chip's part) among the counterpart chips of
+// `slices` slices over the data-center network (multislice data
+// parallelism): a ring through the slices, each chip sending 2 (S - 1) / S
+// of its bytes through its share of its host's NICs, with 2 (S - 1) steps
+// of interconnect.dcn_latency_s. Throws std::invalid_argument when the
+// preset has no DCN bandwidth.
+AllReduceEstimate estimate_dcn_all_reduce(const Hardware& hw, double bytes, int slices);
+
 AllReduceEstimate estimate_span_collective(const Hardware& hw, Collective collective, double bytes,
                                            const std::vector<ChipSpan>& spans);
 

@@ -34,7 +34,11 @@ struct TpuPodOptions {
   // MLP units, vocabulary; Megatron's tensor parallelism). Their product is
   // the slice's chip count.
   std::vector<std::pair<std::string, int64_t>> mesh;
-  int64_t batch = 0;                  // global; 0: the run's data.batch
+  int64_t batch = 0;                  // global, over every slice; 0: the run's data.batch
+  // Slices joined by the data-center network (multislice): data parallel
+  // across them, each slice running the mesh; each gradient, once reduced
+  // in its slice, is all-reduced over the DCN among its counterpart chips.
+  int slices = 1;
   std::optional<RematPolicy> remat;   // unset: the run's training.remat
   bool async_collectives = true;      // false: each collective blocks the chip where the program has it
 };
@@ -55,8 +59,12 @@ struct PodSchedule {
   double exposed_collective_seconds = 0;  // what the ops waited for collectives
   double link_busy_seconds = 0;           // the collectives' own time
 };
+// `network[i]` names the links collective i runs on (0: the slice's ICI,
+// 1: the data-center network between slices; empty: all ICI): each
+// network runs one collective at a time, the two at once.
 PodSchedule schedule_device_step(const keras::distribution::DeviceStepAnalysis& analysis,
-                                 const std::vector<double>& collective_seconds, bool async_collectives);
+                                 const std::vector<double>& collective_seconds, bool async_collectives,
+                                 const std::vector<int>& network = {});
 
 // HBM one chip needs over the step: its shards of the weights and optimizer
 // state, its shard of the batch and the step's own values at the buffer
@@ -92,7 +100,7 @@ struct ModelFlopsFormula {
 
 struct TpuCollectiveCost {
   std::string kind;
-  std::string axes;   // "fsdp"
+  std::string axes;   // "fsdp"; "slices (DCN)" for the all-reduces between slices
   int64_t count = 0;
   double bytes = 0;   // summed (whole arrays)
   double seconds = 0;
@@ -102,7 +110,8 @@ struct TpuPodEstimate {
   std::string model;
   std::string system_json;
   std::string mesh;              // "fsdp=256"
-  int64_t chips = 0;
+  int64_t chips = 0;             // every slice's
+  int slices = 1;
   int64_t batch = 0;             // global
   int64_t batch_per_chip = 0;   // the global batch over every chip (MaxText's per_device_batch_size)
   std::string remat;             // none | full | minimal

@@ -118,6 +118,11 @@ typedef struct AccelTpuSimExtension {
      slice). Systems of one device per chip (or megacore) only. */
   AccelStatus* (*estimate_collective)(AccelPluginContext* context, int32_t kind, double bytes, const int64_t* sizes,
                                       const int64_t* strides, int32_t span_count, AccelTpuSimCollective* estimate);
+  /* Appended (check struct_size): estimates an all-reduce of `bytes` (each
+     chip's part) among the counterpart chips of `slices` slices over the
+     data-center network (interconnect.dcn_*), on no timeline. */
+  AccelStatus* (*estimate_dcn_all_reduce)(AccelPluginContext* context, double bytes, int32_t slices,
+                                          AccelTpuSimCollective* estimate);
 } AccelTpuSimExtension;
 
 #ifdef __cplusplus
