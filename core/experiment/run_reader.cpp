@@ -96,6 +96,36 @@ class RunReader {
 
   // A sim://v<generation>-<cores> slice runs the tpu_v<generation> preset; a
   // different tpu.preset written beside it is a contradiction.
+  // distribution: {mesh: {axis: size, ...}}: the axes auto_layout knows, one
+  // batch axis; not beside a tf.distribute strategy (Keras refuses both).
+  void read_distribution(const SourceNode& node) {
+    DistributionConfig config;
+    config.where = node.where;
+    const SourceNode* mesh = node.find("mesh");
+    std::vector<std::string> names;
+    for (const auto& [axis, size] : mesh->entries) {
+      config.mesh.emplace_back(axis->text, std::stoll(size->text));
+      names.push_back(axis->text);
+      if (axis->text != "data" && axis->text != "fsdp" && axis->text != "tensor") {
+        fail_at(axis->where, fmt::format("distribution.mesh axis '{}' is none this run can lay out", axis->text),
+                "fsdp (the batch and every weight split), data (the batch only) or tensor (heads, MLP units and "
+                "vocabulary split)");
+      }
+    }
+    const bool fsdp = std::find(names.begin(), names.end(), "fsdp") != names.end();
+    const bool data = std::find(names.begin(), names.end(), "data") != names.end();
+    if (fsdp == data) {
+      fail_at(mesh->where, fsdp ? "distribution.mesh has both fsdp and data; a batch splits along one mesh axis"
+                                : "distribution.mesh has no axis that splits the batch",
+              "one of fsdp and data (fsdp shards the weights too)");
+    }
+    if (out_.strategy) {
+      fail_at(node.where, fmt::format("distribution and strategy '{}' at once", out_.strategy->name),
+              "one of them: a keras.distribution mesh shards the model, a tf.distribute strategy replicates it");
+    }
+    out_.distribution = std::move(config);
+  }
+
   void check_tpu_slice_preset(const KerasObject& strategy) {
     const Value* address = strategy.argument("tpu");
     const SourceNode* tpu = tree_.find("tpu");
@@ -295,6 +325,7 @@ class RunReader {
       }
       out_.strategy = std::move(object);
     }
+    if (const SourceNode* distribution = tree_.find("distribution")) read_distribution(*distribution);
     check_placed_devices(placed);
     const bool uses_tpu = std::find(out_.device_types_needed.begin(), out_.device_types_needed.end(), "TPU") !=
                           out_.device_types_needed.end();
@@ -321,7 +352,7 @@ class RunReader {
               "one of them per run");
     }
     if (benchmark != nullptr) {
-      for (const char* key : {"data", "training"}) {
+      for (const char* key : {"data", "training", "distribution"}) {
         if (const SourceNode* extra = tree_.find_key(key)) {
           fail_at(*extra, fmt::format("'{}' does nothing in a benchmark run", key), "'model' with 'data' and 'training', or 'benchmark' alone");
         }
@@ -337,6 +368,10 @@ class RunReader {
     read_data(*data);
     read_training(*training);
     read_model(*model);
+    if (out_.distribution && out_.training->jit_compile == JitCompile::kOff) {
+      fail_at(out_.distribution->where, "distribution with training.jit_compile false",
+              "jit_compile true or auto: a sharded step is traced and partitioned, never run eagerly");
+    }
   }
 
   void read_benchmark(const SourceNode& node) {

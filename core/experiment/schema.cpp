@@ -661,6 +661,11 @@ std::vector<Field> run_fields() {
                 "layers of one block are one unit, of which only what enters it is kept (MaxText remats each "
                 "decoder layer whole). Layers it does not match stay units of their own.",
                 "'^(layer\\d+)_'")});
+  const auto distribution = mapping({required(
+      "mesh", named_map(positive_integer()),
+      "The mesh's axes and sizes, row-major over the devices (the last fastest): fsdp (the batch and every weight "
+      "split over it) or data (the batch only), and optionally tensor (heads, MLP units and vocabulary split).",
+      "{fsdp: 4}")});
   const auto output = mapping(
       {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
                 "results/quickstart"),
@@ -677,6 +682,11 @@ std::vector<Field> run_fields() {
       optional("strategy", strategy_spec(), "none (the default device)", "A tf.distribute strategy.",
                "{mirrored: {devices: [/CPU:0, /CPU:1]}}"),
       optional("tpu", tpu, "tpu_v4", "The emulated TPU system (used by TPU devices).", "{preset: tpu_v4, array: 64x64}"),
+      optional("distribution", distribution, "none",
+               "keras.distribution: the model sharded over a mesh of the run's devices (fit traces, partitions and "
+               "runs the step on every device of the mesh; compiled steps only). `accel tpu estimate --model` "
+               "lays the same mesh on an emulated pod.",
+               "{mesh: {fsdp: 2, tensor: 2}}"),
       optional("model", model, "none",
                "A Keras model, Sequential (layers) or Functional (graph), with data and training; or use benchmark.",
                "{layers: [...]}"),

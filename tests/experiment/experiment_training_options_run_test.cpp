@@ -76,5 +76,39 @@ compare:
   }
 }
 
+// distribution: {mesh: ...}: the zoo's decoder sharded over 4 logical CPUs
+// (FSDP x tensor parallel) trains step for step as on one device, and the
+// run says it was sharded.
+TEST(ExperimentTrainingOptions, ADistributionMeshTrainsAsOneDevice) {
+  const fs::path out = scratch_dir("distribution_mesh");
+  const std::string decoder = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/decoder_lm.yaml";
+  const std::string short_run = " --set training.epochs=1 --set training.steps_per_epoch=4 --set output.trace=false";
+  const testing::CommandResult one = run_shell(kAccel + " run " + decoder + short_run + " --out " + out.string() + "/one");
+  ASSERT_EQ(one.code, 0) << one.output;
+  const testing::CommandResult mesh = run_shell(
+      kAccel + " run " + decoder + short_run + " --out " + out.string() + "/mesh" +
+      " --set 'distribution={mesh: {fsdp: 2, tensor: 2}}'" +
+      " --set 'devices=[{device: CPU, logical_devices: [{}, {}, {}, {}]}]'");
+  ASSERT_EQ(mesh.code, 0) << mesh.output;
+  const json one_document = json::parse(read_text(fs::path(out.string() + "/one") / "results.json"));
+  const json mesh_document = json::parse(read_text(fs::path(out.string() + "/mesh") / "results.json"));
+  const json& alone = one_document["runs"][0];
+  const json& sharded = mesh_document["runs"][0];
+  ASSERT_EQ(sharded["status"], "completed") << sharded["reason"];
+  ASSERT_EQ(alone["steps"].size(), sharded["steps"].size());
+  for (size_t step = 0; step < alone["steps"].size(); ++step) {
+    const double expected = alone["steps"][step]["logs"]["loss"].get<double>();
+    EXPECT_NEAR(sharded["steps"][step]["logs"]["loss"].get<double>(), expected, 1e-5 * std::abs(expected)) << step;
+  }
+  bool noted = false;
+  for (const json& note : sharded["notes"]) noted = noted || note.get<std::string>().find("sharded over a mesh of 4 CPU") == 0;
+  EXPECT_TRUE(noted) << sharded["notes"].dump();
+  // Fewer devices than the mesh: the run fails naming both counts.
+  const testing::CommandResult short_of_devices =
+      run_shell(kAccel + " run " + decoder + short_run + " --out " + out.string() + "/short" +
+                " --set 'distribution={mesh: {fsdp: 4}}'");
+  EXPECT_NE(short_of_devices.output.find("needs 4 CPU devices, the run has 1"), std::string::npos) << short_of_devices.output;
+}
+
 }  // namespace
 }  // namespace accel::experiment

@@ -160,6 +160,19 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);
 }
 
+// The command line's pod is the file's: --slice, --mesh, --remat and --batch
+// give what the file's sections do.
+TEST(PodEstimate, FlagsGiveWhatTheFilesSectionsDo) {
+  const std::string file = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/maxtext/16b.yaml";
+  const testing::CommandResult from_file = testing::run_shell(kAccel + " tpu estimate --model " + file + " --json");
+  const testing::CommandResult from_flags = testing::run_shell(
+      kAccel + " tpu estimate --model " + file +
+      " --slice v5e-256 --mesh fsdp=256 --remat full --batch 1536 --json --model-set training.remat=none");
+  ASSERT_EQ(from_file.code, 0) << from_file.output;
+  ASSERT_EQ(from_flags.code, 0) << from_flags.output;
+  EXPECT_EQ(json::parse(from_file.output)["step_seconds"], json::parse(from_flags.output)["step_seconds"]);
+}
+
 TEST(PodEstimate, RefusalsNameWhatIsWrong) {
   const auto refused = [](const std::string& arguments, const std::string& expected) {
     const testing::CommandResult result =
@@ -168,7 +181,7 @@ TEST(PodEstimate, RefusalsNameWhatIsWrong) {
     EXPECT_NE(result.output.find(expected), std::string::npos) << arguments << "\n" << result.output;
   };
   refused("--mesh model=8 --batch 64", "axis 'model'");
-  refused("--mesh tensor=8 --batch 64", "no axis splits the batch");
+  refused("--mesh tensor=8 --batch 64", "no mesh axis splits the batch");
   refused("--mesh fsdp=2,data=4 --batch 64", "keep one");
   refused("--mesh fsdp=4 --batch 64", "4 devices, but the slice has 8 chips");
   refused("--mesh fsdp=8 --batch 60", "--batch 60");
@@ -221,11 +234,13 @@ TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
     const std::vector<double>& figures = table[row.size];
     ASSERT_EQ(figures.size(), 3u);
     const std::string file = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/maxtext/" + row.file;
-    const testing::CommandResult result = testing::run_shell(
-        kAccel + " tpu estimate --model " + file + " --slice v5e-256 --mesh fsdp=256 --remat full --json --batch " +
-        std::to_string(row.batch));
+    // The file's own pod (tpu: {preset: tpu_v5e}, distribution: {mesh: {fsdp: 256}}, training.remat, data.batch).
+    const testing::CommandResult result = testing::run_shell(kAccel + " tpu estimate --model " + file + " --json");
     ASSERT_EQ(result.code, 0) << result.output;
     const json estimate = json::parse(result.output);
+    EXPECT_EQ(estimate["chips"], 256);
+    EXPECT_EQ(estimate["mesh"], "fsdp=256");
+    EXPECT_EQ(estimate["remat"], "full");
     const double parameters = estimate["model_flops_formula"]["N"].get<double>();
     EXPECT_NEAR(parameters / row.parameters, 1.0, 0.02);
     EXPECT_EQ(estimate["model_flops_formula"]["S"], 2048);

@@ -387,17 +387,26 @@ void use_emulated_system(const std::string& preset, const std::vector<std::strin
 }
 
 // --mesh: the model sharded over the slice's chips (a pod estimate).
-int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::LoadOptions& options, std::ostream& out) {
+// --mesh, or a run with a `distribution:` section: the model sharded over an
+// emulated pod. Without --slice, the pod has as many chips as the mesh.
+int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::RunConfig& chosen, std::ostream& out) {
   if (request.values != "none") {
-    throw InvalidArgumentError("--mesh with --values " + request.values +
-                               ": a pod estimate runs one chip's program on shard shapes alone (--values none)");
+    throw InvalidArgumentError("--values " + request.values +
+                               " with a mesh (--mesh or the run's distribution): a pod estimate runs one chip's program "
+                               "on shard shapes alone (--values none)");
   }
-  if (request.inference) throw InvalidArgumentError("--mesh: a pod estimate times a training step; --inference takes none");
-  const experiment::Experiment experiment =
-      experiment::load_experiment_text(completed_experiment(request.file, "", options), request.file, options);
-  const experiment::RunConfig& chosen = chosen_run(experiment, request);
+  if (request.inference) {
+    throw InvalidArgumentError("--inference with a mesh (--mesh or the run's distribution): a pod estimate times a training step");
+  }
   auto [preset, overrides] = emulated_system(request, chosen);
-  std::optional<int> chips;
+  experiment::TpuPodOptions pod;
+  pod.mesh = request.mesh.empty() ? chosen.distribution->mesh : parse_mesh(request.mesh);
+  std::optional<int64_t> chips;
+  if (request.slice.empty()) {
+    chips = 1;
+    for (const auto& axis : pod.mesh) chips = *chips * std::clamp<int64_t>(axis.second, 1, 65536);
+    if (*chips > 65536) throw InvalidArgumentError("the mesh has " + std::to_string(*chips) + " devices: at most 65536");
+  }
   if (!request.slice.empty()) {
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     const distribute::TpuSliceDescription slice = distribute::describe_tpu_slice(request.slice);
@@ -413,8 +422,6 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::L
   }
   use_emulated_system(preset, overrides, "none", request.megacore);
   if (chips) config::set_setting("tpu_sim.chips", std::to_string(*chips));
-  experiment::TpuPodOptions pod;
-  pod.mesh = parse_mesh(request.mesh);
   pod.batch = request.batch;
   if (!request.remat.empty()) {
     RematPolicy policy = RematPolicy::kNone;
@@ -449,7 +456,12 @@ int run_tpu_model_estimate(const TpuModelEstimateRequest& request, std::ostream&
     options.overrides = request.file_overrides;
     // Devices are listed by the estimate itself, after a slice is initialized.
     options.device_catalog = [] { return experiment::fixed_device_catalog({{"CPU", 1}, {"TPU", 4096}}); };
-    if (!request.mesh.empty()) return run_pod_estimate(request, options, out);
+    {
+      const experiment::Experiment plain =
+          experiment::load_experiment_text(completed_experiment(request.file, "", options), request.file, options);
+      const experiment::RunConfig& chosen = chosen_run(plain, request);
+      if (!request.mesh.empty() || chosen.distribution) return run_pod_estimate(request, chosen, out);
+    }
     // A large slice: one replica on one chip of its preset, then the slice's all-reduce.
     std::string slice = request.slice;
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE

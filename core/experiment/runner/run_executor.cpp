@@ -21,6 +21,7 @@
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/keras/distribution/auto_layout.hpp>
 #include <accel/keras/mixed_precision.hpp>
 #include <accel/placement.hpp>
 #include <accel/runtime.hpp>
@@ -116,6 +117,39 @@ void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, Run
   result.total_wall_seconds = seconds_since(start);
 }
 
+// The run's distribution: a mesh of the run's device type's first devices
+// (as many as the mesh has), laid out by auto_distribution, set for the rest
+// of this run's process (each run has its own) before compile reads it.
+void shard_over_mesh(const DistributionConfig& config, const std::string& device, const std::vector<Variable>& weights,
+                     std::vector<std::string>& notes) {
+  std::vector<int64_t> shape;
+  std::vector<std::string> names;
+  int64_t count = 1;
+  for (const auto& [name, size] : config.mesh) {
+    shape.push_back(size);
+    names.push_back(name);
+    count *= size;
+  }
+  const std::string type = find_device(device).type();
+  std::vector<std::string> devices;
+  for (const config::LogicalDevice& candidate : config::list_logical_devices(type)) {
+    if (static_cast<int64_t>(devices.size()) < count) devices.push_back(candidate.name);
+  }
+  if (static_cast<int64_t>(devices.size()) < count) {
+    throw InvalidArgumentError(fmt::format(
+        "distribution.mesh needs {} {} devices, the run has {}: split one into logical devices "
+        "(devices: [{{device: {}, logical_devices: [{{}}, ...]}}])",
+        count, type, devices.size(), type));
+  }
+  const keras::distribution::DeviceMesh mesh(shape, names, devices);
+  keras::distribution::set_distribution(keras::distribution::auto_distribution(mesh, weights));
+  std::string text;
+  for (const auto& [name, size] : config.mesh) text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, size);
+  notes.push_back(fmt::format("sharded over a mesh of {} {} devices ({}): the train step traced, partitioned and run "
+                              "on each of them",
+                              count, type, text));
+}
+
 // The data sources give one example tensor and one label tensor per step:
 // a model.graph of several inputs or outputs validates, but cannot train here yet.
 void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options, RunOutput& output) {
@@ -158,6 +192,7 @@ void train_and_evaluate(const RunConfig& run, const RunExecutionOptions& options
     // Keras's set_global_policy for this run's layers (and compile's loss scaling) only.
     const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(training.mixed_precision));
     model = make_model(*run.model, input_shape);
+    if (run.distribution) shard_over_mesh(*run.distribution, device, model->weights(), result.notes);
     // A strategy run passes jit_compile too: the model compiles what it can
     // of a strategy's step by itself, and the results say what that was
     // (compiled_step.hpp).

@@ -7,6 +7,7 @@
 
 #include <accel/error.hpp>
 #include <accel/keras/backend.hpp>
+#include <accel/keras/distribution/auto_layout.hpp>
 #include <accel/keras/distribution/distribution.hpp>
 #include <accel/keras/layers/multi_head_attention.hpp>
 #include <accel/keras/mixed_precision.hpp>
@@ -44,72 +45,20 @@ std::string mesh_text(const std::vector<std::pair<std::string, int64_t>>& mesh) 
   return text;
 }
 
-// keras.distribution's layouts for the mesh. The model's width is the size
-// most of its weights' dimensions share (the embedding size). Under a
-// tensor axis, each weight is split along its first other dimension the
-// axis divides (attention heads, the MLP's hidden units, the vocabulary:
-// Megatron's column- and row-parallel layers); under an fsdp axis, along
-// its largest remaining dimension the axis divides.
+// The mesh laid on the slice's chips, row-major, with auto_layout's layouts.
 std::shared_ptr<const keras::distribution::Distribution> mesh_distribution(
     const std::vector<std::pair<std::string, int64_t>>& mesh, const std::vector<Variable>& weights) {
   std::vector<int64_t> shape;
   std::vector<std::string> names;
   std::vector<std::string> devices;
   int64_t chips = 1;
-  std::map<std::string, int64_t> size_of;
   for (const auto& [name, size] : mesh) {
     shape.push_back(size);
     names.push_back(name);
-    size_of[name] = size;
     chips *= size;
   }
   for (int64_t chip = 0; chip < chips; ++chip) devices.push_back(fmt::format("/TPU:{}", chip));
-  const keras::distribution::DeviceMesh device_mesh(shape, names, devices);
-  const std::string batch_axis = size_of.contains("fsdp") ? "fsdp" : "data";
-  std::map<int64_t, int> dimension_counts;
-  for (const Variable& variable : weights) {
-    if (variable.shape().rank() < 2) continue;
-    for (int32_t dimension = 0; dimension < variable.shape().rank(); ++dimension) ++dimension_counts[variable.shape()[dimension]];
-  }
-  int64_t width = 0;
-  for (const auto& [size, count] : dimension_counts) {
-    if (width == 0 || count > dimension_counts[width]) width = size;
-  }
-  keras::distribution::LayoutMap layouts(device_mesh);
-  for (const Variable& variable : weights) {
-    const Shape& variable_shape = variable.shape();
-    std::vector<std::optional<std::string>> axes(static_cast<size_t>(variable_shape.rank()));
-    bool split = false;
-    if (const auto tensor = size_of.find("tensor"); tensor != size_of.end() && tensor->second > 1) {
-      for (int32_t dimension = 0; dimension < variable_shape.rank(); ++dimension) {
-        if (variable_shape[dimension] == width || variable_shape[dimension] % tensor->second != 0) continue;
-        axes[static_cast<size_t>(dimension)] = "tensor";
-        split = true;
-        break;
-      }
-    }
-    if (const auto fsdp = size_of.find("fsdp"); fsdp != size_of.end() && fsdp->second > 1) {
-      int32_t chosen = -1;
-      for (int32_t dimension = 0; dimension < variable_shape.rank(); ++dimension) {
-        if (axes[static_cast<size_t>(dimension)] || variable_shape[dimension] % fsdp->second != 0) continue;
-        if (chosen < 0 || variable_shape[dimension] > variable_shape[chosen]) chosen = dimension;
-      }
-      if (chosen >= 0) {
-        axes[static_cast<size_t>(chosen)] = "fsdp";
-        split = true;
-      }
-    }
-    if (!split) continue;
-    std::string path = variable.name();
-    if (const size_t colon = path.rfind(':'); colon != std::string::npos) path.resize(colon);
-    std::string key = "^";
-    for (char c : path) {
-      if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) key += '\\';
-      key += c;
-    }
-    layouts.set(key + "$", keras::distribution::TensorLayout{axes});
-  }
-  return std::make_shared<keras::distribution::ModelParallel>(layouts, batch_axis);
+  return keras::distribution::auto_distribution(keras::distribution::DeviceMesh(shape, names, devices), weights);
 }
 
 // Restores "no distribution" however the estimate ends.
@@ -342,31 +291,23 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   int64_t mesh_devices = 1;
   int64_t batch_devices = 1;  // the devices the batch axis splits it over
   if (options.mesh.empty()) throw InvalidArgumentError("--mesh: expected axes such as fsdp=256 (their product the slice's chips)");
-  std::set<std::string> seen;
+  std::vector<std::string> axis_names;
+  for (const auto& axis : options.mesh) axis_names.push_back(axis.first);
+  std::string batch_axis;
+  try {
+    batch_axis = keras::distribution::auto_layout_batch_axis(axis_names);  // at most three distinct axes
+  } catch (const InvalidArgumentError& error) {
+    throw InvalidArgumentError(fmt::format("--mesh {}: {}", estimate.mesh, error.what()));
+  }
   for (const auto& [name, size] : options.mesh) {
-    if (name != "fsdp" && name != "data" && name != "tensor") {
-      throw InvalidArgumentError(fmt::format(
-          "--mesh {}: axis '{}': expected fsdp (batch and weights split), data (batch split) or tensor (heads, "
-          "MLP units and vocabulary split)",
-          estimate.mesh, name));
-    }
-    if (!seen.insert(name).second) throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' named twice", estimate.mesh, name));
     if (size < 1 || size > estimate.chips) {
       throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected 1 to the slice's {} chips",
                                              estimate.mesh, name, size, estimate.chips));
     }
-    mesh_devices *= size;  // each axis at most the chips: no overflow over the three axes
-  }
-  if (seen.contains("fsdp") && seen.contains("data")) {
-    throw InvalidArgumentError(fmt::format("--mesh {}: fsdp and data both split the batch, and a batch splits along one "
-                                           "mesh axis: keep one (fsdp shards the weights too)",
-                                           estimate.mesh));
-  }
-  if (!seen.contains("fsdp") && !seen.contains("data")) {
-    throw InvalidArgumentError(fmt::format("--mesh {}: no axis splits the batch; add fsdp=N or data=N", estimate.mesh));
+    mesh_devices *= size;
   }
   for (const auto& [name, size] : options.mesh) {
-    if (name != "tensor") batch_devices = size;
+    if (name == batch_axis) batch_devices = size;
   }
   if (mesh_devices != estimate.chips) {
     throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips", estimate.mesh, mesh_devices,
@@ -427,8 +368,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   }
   std::vector<int> network;
   if (options.slices > 1) {
-    const bool fsdp = std::any_of(options.mesh.begin(), options.mesh.end(), [](const auto& axis) { return axis.first == "fsdp"; });
-    analysis = with_reductions_between_slices(analysis, fsdp ? "fsdp" : "data", network);
+    analysis = with_reductions_between_slices(analysis, batch_axis, network);
   }
   profiler::stop();
   estimate.ops_recomputed = analysis.ops_recomputed;

@@ -183,6 +183,14 @@ struct BenchmarkConfig {
   std::int64_t warmup = 2;
 };
 
+// The run's `distribution`: keras.distribution's set_distribution, the
+// model sharded over a device mesh of the run's device type with the layouts
+// keras/distribution/auto_layout.hpp makes from the axis names.
+struct DistributionConfig {
+  std::vector<std::pair<std::string, std::int64_t>> mesh;  // axis name -> size, in the file's order
+  SourceLocation where;
+};
+
 struct RunConfig {
   std::string name;
   std::string description;
@@ -193,6 +201,7 @@ struct RunConfig {
   // multi_worker_mirrored's `resolver`: tf_config, slurm or simple with its arguments.
   std::optional<KerasObject> cluster_resolver;
   std::optional<TpuSystem> tpu;
+  std::optional<DistributionConfig> distribution;
   std::optional<ModelConfig> model;
   std::optional<BenchmarkConfig> benchmark;
   std::optional<DataConfig> data;
