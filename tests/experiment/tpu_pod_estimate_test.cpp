@@ -173,6 +173,18 @@ TEST(PodEstimate, FlagsGiveWhatTheFilesSectionsDo) {
   EXPECT_EQ(json::parse(from_file.output)["step_seconds"], json::parse(from_flags.output)["step_seconds"]);
 }
 
+// A slice of more chips than the 1024 devices a plugin may list: the pod
+// estimate lists one (tpu_sim.devices=first), the system keeps its chips.
+TEST(PodEstimate, ASliceOfThousandsOfChips) {
+  const testing::CommandResult result = testing::run_shell(
+      kAccel + " tpu estimate --model " + kDecoder + " --slice v5p-4096 --megacore --mesh data=2048 --batch 2048 --json");
+  ASSERT_EQ(result.code, 0) << result.output;
+  const json estimate = json::parse(result.output);
+  EXPECT_EQ(estimate["chips"], 2048);
+  EXPECT_EQ(estimate["system"]["devices"], 1);
+  EXPECT_GT(estimate["link_busy_seconds"].get<double>(), 0.0);
+}
+
 TEST(PodEstimate, RefusalsNameWhatIsWrong) {
   const auto refused = [](const std::string& arguments, const std::string& expected) {
     const testing::CommandResult result =

@@ -421,6 +421,7 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::R
 #endif
   }
   use_emulated_system(preset, overrides, "none", request.megacore);
+  config::set_setting("tpu_sim.devices", "first");  // one chip's program: a slice of thousands of chips lists one device
   if (chips) config::set_setting("tpu_sim.chips", std::to_string(*chips));
   pod.batch = request.batch;
   if (!request.remat.empty()) {

@@ -280,7 +280,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   TpuPodEstimate estimate;
   estimate.system_json = emulator->system_json();
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json);
-  estimate.chips = system.value("devices", int64_t{1});
+  estimate.chips = system.value("chips", int64_t{1});  // the slice's, listed as devices or not (tpu_sim.devices)
   if (system.value("cores_per_chip", 1) > 1 && !system.value("megacore", false)) {
     throw InvalidArgumentError(fmt::format(
         "--mesh: a pod estimate lays the mesh on chips, and {}'s chips have {} TensorCores each: use --megacore "

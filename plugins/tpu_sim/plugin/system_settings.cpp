@@ -9,6 +9,8 @@
 //   tpu_sim.values      compute (default) | none: timing only, no tensor values
 //   tpu_sim.megacore    off (default) | on: a chip whose preset has megacore is
 //                       one device, its TensorCores acting as one (tpu::megacore_view)
+//   tpu_sim.devices     all (default) | first: list only the first device; the
+//                       system keeps its chips (a pod estimate of thousands of chips)
 // Each falls back to its environment variable (ACCEL_TPU_SIM_PRESET, ...)
 // through the host. A bad value is an InvalidArgument naming the setting; a
 // bad hardware description keeps the loader's "file:line:column: ..." text.
@@ -90,6 +92,9 @@ SystemSettings read_settings(const AccelHostApi& host) {
   const std::string megacore = setting_or(host, "tpu_sim.megacore", "off");
   if (megacore != "off" && megacore != "on") bad_setting("tpu_sim.megacore", megacore, "off or on");
   settings.megacore = megacore == "on";
+  const std::string devices = setting_or(host, "tpu_sim.devices", "all");
+  if (devices != "all" && devices != "first") bad_setting("tpu_sim.devices", devices, "all or first");
+  settings.first_device_only = devices == "first";
   return settings;
 }
 

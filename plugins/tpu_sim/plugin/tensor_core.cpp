@@ -63,8 +63,10 @@ void describe(TensorCore& core, const AccelPluginContext& context) {
 void create_cores(AccelPluginContext& context) {
   const tpu::Hardware& hw = context.hardware;
   context.cores.clear();
-  for (int chip = 0; chip < hw.chips; ++chip) {
-    for (int core_in_chip = 0; core_in_chip < hw.cores_per_chip; ++core_in_chip) {
+  const int listed_chips = context.settings.first_device_only ? 1 : hw.chips;
+  const int listed_cores = context.settings.first_device_only ? 1 : hw.cores_per_chip;
+  for (int chip = 0; chip < listed_chips; ++chip) {
+    for (int core_in_chip = 0; core_in_chip < listed_cores; ++core_in_chip) {
       auto core = std::make_unique<TensorCore>();
       core->index = static_cast<int>(context.cores.size());
       core->chip = chip;

@@ -39,6 +39,11 @@ struct SystemSettings {
   // tpu_sim.megacore = on: on a chip whose preset has megacore, the chip is
   // one device (tpu::megacore_view); elsewhere nothing changes.
   bool megacore = false;
+  // tpu_sim.devices = first: only the system's first device is listed (and
+  // made); the system keeps all its chips for its collectives. A pod
+  // estimate times one chip's program on a slice of thousands of chips,
+  // more devices than a plugin may list.
+  bool first_device_only = false;
 };
 
 // The simulated timeline of one core and what ran on it (op_execution.cpp).
