@@ -155,6 +155,12 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   }
   EXPECT_TRUE(between_slices) << two["collectives"].dump();
   EXPECT_GE(two["link_busy_seconds"].get<double>(), full["link_busy_seconds"].get<double>());
+  // A sweep of a preset field re-estimates the pod per value.
+  const json sweep = pod_estimate("--mesh fsdp=8 --batch 64 --sweep core.mxu.rows=64,128");
+  ASSERT_EQ(sweep["points"].size(), 2u) << sweep.dump();
+  EXPECT_GT(sweep["points"][1]["model_tflops_per_chip"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(sweep["points"][1]["step_seconds"].get<double>(),
+                   pod_estimate("--mesh fsdp=8 --batch 64")["step_seconds"].get<double>());
   // Data parallel: the weights whole on every chip.
   const json data = pod_estimate("--mesh data=8 --batch 64");
   EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);

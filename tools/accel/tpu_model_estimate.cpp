@@ -298,6 +298,10 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
     if (request.batch > 0) command += fmt::format(" --batch {}", request.batch);
     if (request.inference) command += " --inference";
     if (request.megacore) command += " --megacore";
+    if (!request.mesh.empty()) command += fmt::format(" --mesh '{}'", request.mesh);
+    if (!request.remat.empty()) command += fmt::format(" --remat '{}'", request.remat);
+    if (request.slices > 1) command += fmt::format(" --slices {}", request.slices);
+    if (request.async_collectives != "on") command += " --async-collectives off";
     // `slice` sweeps the TPUStrategy's slice (the number of chips: v4-8, v4-16, ...).
     const std::string slice = key == "slice" ? value : request.slice;
     if (!slice.empty()) command += fmt::format(" --slice '{}'", slice);
@@ -322,21 +326,29 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
       err << fmt::format("accel tpu estimate: --sweep {}={}: {}", key, value, reason);
       return 2;
     }
+    // A pod estimate (a mesh) reports model TFLOP/s and HBM per chip instead
+    // of one core's utilization and traffic.
+    const bool pod = point.contains("mesh");
     points.push_back({{"value", value},
                       {"step_seconds", point["step_seconds"]},
-                      {"mxu_utilization", point["mxu_utilization"]},
-                      {"hbm_bytes", point["hbm_bytes"]},
-                      {"arithmetic_intensity", point["arithmetic_intensity"]}});
+                      {"mxu_utilization", pod ? nlohmann::json(nullptr) : point["mxu_utilization"]},
+                      {"hbm_bytes", pod ? point["hbm_traffic_bytes_per_chip"] : point["hbm_bytes"]},
+                      {"arithmetic_intensity", pod ? nlohmann::json(nullptr) : point["arithmetic_intensity"]},
+                      {"model_tflops_per_chip", pod ? point["model_tflops_per_chip"] : nlohmann::json(nullptr)}});
   }
   if (request.json) {
     out << nlohmann::ordered_json{{"sweep", key}, {"points", points}}.dump(2) << "\n";
     return 0;
   }
-  out << fmt::format("{:<24} {:>14} {:>8} {:>12}\n", key, "step ms", "MXU", "HBM MB");
+  const bool pod = !points.empty() && points.front()["mxu_utilization"].is_null();
+  out << fmt::format("{:<24} {:>14} {:>12} {:>12}\n", key, "step ms", pod ? "TFLOP/s/chip" : "MXU", "HBM MB");
   for (const auto& point : points) {
-    out << fmt::format("{:<24} {:>14.6g} {:>7.1f}% {:>12.4g}\n", point["value"].get<std::string>(),
-                       point["step_seconds"].get<double>() * 1e3, 100.0 * point["mxu_utilization"].get<double>(),
-                       point["hbm_bytes"].get<double>() / 1e6);
+    const std::string middle = pod ? fmt::format("{:>12.4g}", point["model_tflops_per_chip"].is_number()
+                                                                   ? point["model_tflops_per_chip"].get<double>()
+                                                                   : 0.0)
+                                   : fmt::format("{:>11.1f}%", 100.0 * point["mxu_utilization"].get<double>());
+    out << fmt::format("{:<24} {:>14.6g} {} {:>12.4g}\n", point["value"].get<std::string>(),
+                       point["step_seconds"].get<double>() * 1e3, middle, point["hbm_bytes"].get<double>() / 1e6);
   }
   return 0;
 }
