@@ -419,6 +419,11 @@ class ShapeWalker {
                        shape_text(inputs_[1].shape)),
            fmt::format("a key of length {}", inputs_[1].shape[1]), inputs_[2].where);
     }
+    if (written(layer_, "rotary_max_wavelength") != nullptr && int_argument(layer_, "key_dim", 0) % 2 != 0) {
+      const Value* key_dim = written(layer_, "key_dim");
+      fail(fmt::format("rotary positions rotate pairs of features, and key_dim is {}", int_argument(layer_, "key_dim", 0)),
+           "an even key_dim", key_dim != nullptr ? key_dim->where : layer_.where);
+    }
     return {input()[0], input()[1], int_argument(layer_, "output_shape", input()[2])};
   }
 

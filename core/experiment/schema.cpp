@@ -331,7 +331,11 @@ SpecPtr layer_spec() {
                        "glorot_uniform"),
               optional("bias_initializer", choice(kInitializers), "zeros", "Initial biases.", "zeros"),
               optional("use_causal_mask", boolean(), "false",
-                       "A call option: position i attends only to positions <= i.", "true")})});
+                       "A call option: position i attends only to positions <= i.", "true"),
+              optional("rotary_max_wavelength", number(1, 1e12, true), "none (no rotary positions)",
+                       "Rotary positions (RoPE, keras_hub's RotaryEmbedding): the projected query and key rotated by "
+                       "their position before the dot product, at wavelengths up to this; key_dim must be even.",
+                       "10000")})});
 }
 
 std::vector<Field> optimizer_common() {

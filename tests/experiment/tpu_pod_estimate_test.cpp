@@ -11,6 +11,7 @@
 
 #include "run_test_support.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -222,10 +223,11 @@ TEST(PodEstimate, RefusalsNameWhatIsWrong) {
 // v5e-256"): the files hold the published models (their parameter counts
 // within the one untied logits kernel of MaxText's), the estimate is what
 // the table says, and the table's error is against the published figure.
-// Not yet within the issue's 15 %: the table says so and why.
+// A row within its bound (15 %) must stay within it; the table says which
+// are not yet and why.
 TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
   std::ifstream doc(std::string(EXPERIMENT_SOURCE_DIR) + "/docs/tpu-emulator.md");
-  std::map<std::string, std::vector<double>> table;  // "16B" -> published, estimated, error %
+  std::map<std::string, std::vector<double>> table;  // "16B" -> published, estimated, error %, bound %
   for (std::string line; std::getline(doc, line);) {
     if (!line.starts_with("| MaxText ")) continue;
     const std::string size = line.substr(10, line.find(',') - 10);
@@ -234,7 +236,7 @@ TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
     std::string cell;
     std::getline(cells, cell, '|');
     std::getline(cells, cell, '|');  // the row's name
-    for (int column = 0; column < 3 && std::getline(cells, cell, '|'); ++column) {
+    for (int column = 0; column < 4 && std::getline(cells, cell, '|'); ++column) {
       figures.push_back(std::stod(cell.substr(cell.find_first_of("+-0123456789"))));
     }
     table[size] = figures;
@@ -250,7 +252,7 @@ TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
     SCOPED_TRACE(row.size);
     ASSERT_TRUE(table.contains(row.size));
     const std::vector<double>& figures = table[row.size];
-    ASSERT_EQ(figures.size(), 3u);
+    ASSERT_EQ(figures.size(), 4u);
     const std::string file = std::string(EXPERIMENT_SOURCE_DIR) + "/configs/models/maxtext/" + row.file;
     // The file's own pod (tpu: {preset: tpu_v5e}, distribution: {mesh: {fsdp: 256}}, training.remat, data.batch).
     const testing::CommandResult result = testing::run_shell(kAccel + " tpu estimate --model " + file + " --json");
@@ -265,7 +267,10 @@ TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
     EXPECT_EQ(estimate["batch_per_chip"].get<int>() * 256, row.batch);
     const double tflops = estimate["model_tflops_per_chip"].get<double>();
     EXPECT_NEAR(tflops, figures[1], 0.05) << "docs/tpu-emulator.md's estimate";
-    EXPECT_NEAR(100.0 * (tflops / figures[0] - 1.0), figures[2], 0.05) << "docs/tpu-emulator.md's error";
+    const double error = 100.0 * (tflops / figures[0] - 1.0);
+    EXPECT_NEAR(error, figures[2], 0.05) << "docs/tpu-emulator.md's error";
+    // A row within its bound stays within it.
+    if (std::abs(figures[2]) <= figures[3]) EXPECT_LE(std::abs(error), figures[3]);
   }
 }
 

@@ -281,6 +281,38 @@ TEST_F(AttentionLayersTest, MultiHeadAttentionWeightsFollowKeras) {
   EXPECT_EQ(cross->count_params(), 6 * 6 + 4 * 6 + 5 * 15 + 15 * 9);
 }
 
+// Rotary positions: with the same vector at every position, a score's
+// logit depends only on how far apart query and key are, so
+// log s[i][j] - log s[i][j + 1] is the same for every row i (a softmax row
+// shifts its logits by one constant). Without rotary the scores are uniform.
+TEST_F(AttentionLayersTest, RotaryPositionsMakeScoresDependOnDistanceOnly) {
+  const int64_t length = 6, features = 8;
+  std::vector<float> same(static_cast<size_t>(length * features));
+  for (int64_t position = 0; position < length; ++position) {
+    for (int64_t f = 0; f < features; ++f) same[static_cast<size_t>(position * features + f)] = 0.3f * static_cast<float>(f + 1);
+  }
+  const Tensor x = Tensor::from_vector<float>(same, Shape{1, length, features});
+  MultiHeadAttention plain(1, 4, {.name = "plain"});
+  MultiHeadAttention rotary(1, 4, {.rotary_max_wavelength = 10.0, .name = "rotary"});
+  const AttentionOutputs uniform = plain.call_with_attention_scores(x, x, {});
+  for (float score : uniform.scores.to_vector<float>()) EXPECT_NEAR(score, 1.0f / length, 1e-6);
+  rotary(x, x, {});  // builds
+  const std::vector<float> scores = rotary.call_with_attention_scores(x, x, {}).scores.to_vector<float>();
+  auto log_score = [&](int64_t i, int64_t j) { return std::log(static_cast<double>(scores[static_cast<size_t>(i * length + j)])); };
+  bool varies = false;
+  for (int64_t offset = -1; offset <= 1; ++offset) {
+    for (int64_t i = 1; i + 2 < length; ++i) {
+      const int64_t j = i + offset;
+      EXPECT_NEAR(log_score(i, j) - log_score(i, j + 1), log_score(1, 1 + offset) - log_score(1, 2 + offset), 1e-4)
+          << "row " << i << " offset " << offset;
+      varies = varies || std::abs(log_score(i, j) - log_score(i, j + 1)) > 1e-3;
+    }
+  }
+  EXPECT_TRUE(varies) << "rotary positions changed nothing";
+  EXPECT_THROW(MultiHeadAttention(1, 3, {.rotary_max_wavelength = 10.0}), InvalidArgumentError);
+  EXPECT_THROW(MultiHeadAttention(1, 4, {.rotary_max_wavelength = 0.5}), InvalidArgumentError);
+}
+
 TEST_F(AttentionLayersTest, MultiHeadAttentionMatchesADoubleComputation) {
   struct Case {
     std::string what;

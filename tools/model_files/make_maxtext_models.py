@@ -35,8 +35,8 @@ def model_file(size, emb, heads, mlp, layers, per_chip_batch):
         "# Differences from MaxText, and their cost: the logits have their own",
         f"# kernel ({VOCAB} x {emb}) where MaxText ties them to the embedding (the",
         "# same FLOPs; MaxText's N counts the embedding once, so the estimate's",
-        "# N is larger by one embedding, about 1 %); rotary positions, a few",
-        "# vector passes over Q and K per layer, are left out.",
+        "# N is larger by one embedding, about 1 %). Positions are rotary (RoPE,",
+        "# wavelengths up to 10000), applied to Q and K as MaxText does.",
         f"# Made by tools/model_files/make_maxtext_models.py. The published run:",
         f"#   accel tpu estimate --model configs/models/maxtext/{size}.yaml",
         f"# (the same as --slice v5e-256 --mesh fsdp={CHIPS} --remat full --batch {per_chip_batch * CHIPS}).",
@@ -56,7 +56,7 @@ def model_file(size, emb, heads, mlp, layers, per_chip_batch):
         lines += [
             f"      - rms_normalization: {{name: {block}_norm, inputs: {previous}}}",
             f"      - multi_head_attention: {{name: {block}_attention, num_heads: {heads}, key_dim: {HEAD_DIM}, "
-            f"use_bias: false, inputs: [{block}_norm, {block}_norm]}}",
+            f"use_bias: false, rotary_max_wavelength: 10000, inputs: [{block}_norm, {block}_norm]}}",
             f"      - dense: {{name: {block}_mlp_in, units: {mlp}, activation: relu, use_bias: false, inputs: {block}_norm}}",
             f"      - dense: {{name: {block}_mlp_out, units: {emb}, use_bias: false, inputs: {block}_mlp_in}}",
             f"      - add: {{name: {block}_out, inputs: [{previous}, {block}_attention, {block}_mlp_out]}}",

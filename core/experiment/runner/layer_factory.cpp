@@ -112,6 +112,9 @@ std::shared_ptr<keras::Layer> make_multi_head_attention(const KerasObject& layer
   options.dropout = number_or(layer, "dropout", 0.0);
   options.use_bias = bool_or(layer, "use_bias", true);
   if (const Value* output_shape = set_argument(layer, "output_shape")) options.output_shape = output_shape->as_int();
+  if (const Value* wavelength = set_argument(layer, "rotary_max_wavelength")) {
+    options.rotary_max_wavelength = wavelength->as_number();
+  }
   options.kernel_initializer = initializer_or_default(layer, "kernel_initializer", options.kernel_initializer);
   options.bias_initializer = initializer_or_default(layer, "bias_initializer", options.bias_initializer);
   options.name = name;

@@ -39,6 +39,16 @@ MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t key_dim, Multi
   if (!(options_.dropout >= 0.0 && options_.dropout < 1.0)) {
     throw InvalidArgumentError(where() + "dropout must be in [0, 1), got " + std::to_string(options_.dropout));
   }
+  if (options_.rotary_max_wavelength) {
+    if (!(*options_.rotary_max_wavelength > 1.0) || !std::isfinite(*options_.rotary_max_wavelength)) {
+      throw InvalidArgumentError(where() + "rotary_max_wavelength must be a finite number above 1, got " +
+                                 std::to_string(*options_.rotary_max_wavelength));
+    }
+    if (key_dim_ % 2 != 0) {
+      throw InvalidArgumentError(where() + "rotary positions rotate pairs of features: key_dim must be even, got " +
+                                 std::to_string(key_dim_));
+    }
+  }
   // Named after this layer so that it takes no name of Keras's counters.
   if (options_.dropout > 0.0) dropout_ = std::make_unique<Dropout>(options_.dropout, DropoutOptions{.name = name() + "_dropout"});
 }
@@ -155,6 +165,38 @@ Tensor MultiHeadAttention::project(const Tensor& x, const Projection& projection
   return projected;
 }
 
+// keras_hub's RotaryEmbedding on (batch, N, heads, d): x cos + rotate_half(x) sin,
+// rotate_half(x) = [-x2, x1] for the halves x1, x2 of the last axis, the
+// angle of position p and feature i (and i + d/2) p / max_wavelength^(2i/d).
+Tensor MultiHeadAttention::rotated(const Tensor& x) const {
+  if (!options_.rotary_max_wavelength) return x;
+  const int64_t length = x.shape()[1], dim = x.shape()[3], half = dim / 2;
+  auto& [cosine, sine] = rotary_tables_[{length, x.dtype()}];
+  if (!cosine.defined() || cosine.device() != x.device()) {
+    std::vector<float> cosines(static_cast<size_t>(length * dim)), sines(cosines.size());
+    for (int64_t position = 0; position < length; ++position) {
+      for (int64_t i = 0; i < dim; ++i) {
+        const double frequency =
+            std::pow(*options_.rotary_max_wavelength, -2.0 * static_cast<double>(i % half) / static_cast<double>(dim));
+        const double angle = static_cast<double>(position) * frequency;
+        cosines[static_cast<size_t>(position * dim + i)] = static_cast<float>(std::cos(angle));
+        sines[static_cast<size_t>(position * dim + i)] = static_cast<float>(std::sin(angle));
+      }
+    }
+    cosine = Tensor::from_vector<float>(cosines, Shape{1, length, 1, dim}).to(x.device());
+    sine = Tensor::from_vector<float>(sines, Shape{1, length, 1, dim}).to(x.device());
+    if (x.dtype() != DType::kFloat32) {
+      cosine = ops::cast(cosine, x.dtype());
+      sine = ops::cast(sine, x.dtype());
+    }
+  }
+  const int64_t batch = x.shape()[0], heads = x.shape()[2];
+  const Tensor first = ops::slice(x, {0, 0, 0, 0}, {batch, length, heads, half});
+  const Tensor second = ops::slice(x, {0, 0, 0, half}, {batch, length, heads, dim - half});
+  const Tensor rotated_half = ops::concat({ops::neg(second), first}, 3);
+  return ops::add(ops::mul(x, cosine), ops::mul(rotated_half, sine));
+}
+
 Tensor MultiHeadAttention::attention_mask_for(const Tensor& attention_mask, bool use_causal_mask,
                                               const Shape& query_shape, const Shape& value_shape) const {
   Tensor mask;
@@ -191,8 +233,8 @@ AttentionOutputs MultiHeadAttention::attend(const Tensor& query, const Tensor& v
   const std::vector<int32_t> heads_first{0, 2, 1, 3};
   // Keras scales the projected query (bias included) before the dot product.
   const Tensor scale = ops::fill({}, 1.0 / std::sqrt(static_cast<double>(key_dim_)), query.dtype());
-  const Tensor q = ops::transpose(ops::mul(project(query, query_, "query"), scale), heads_first);
-  const Tensor k = ops::transpose(project(key, key_, "key"), heads_first);
+  const Tensor q = ops::transpose(ops::mul(rotated(project(query, query_, "query")), scale), heads_first);
+  const Tensor k = ops::transpose(rotated(project(key, key_, "key")), heads_first);
   const Tensor v = ops::transpose(project(value, value_, "value"), heads_first);
 
   Tensor logits = ops::matmul(q, k, /*transpose_a=*/false, /*transpose_b=*/true);  // (batch, heads, T, S)

@@ -18,6 +18,7 @@
 #include <accel/keras/layer.hpp>
 #include <accel/keras/layers/dropout.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,12 @@ struct MultiHeadAttentionOptions {
   // The size of the output's last axis (Keras's output_shape as an int);
   // unset: the query's last axis.
   std::optional<int64_t> output_shape;
+  // Rotary positions (RoPE, as keras_hub's RotaryEmbedding and MaxText apply
+  // them): the projected query and key rotated by their position before the
+  // dot product, pair (i, i + d/2) of a head's d features by position x
+  // max_wavelength^(-2i/d) radians, so that a score depends on how far apart
+  // two positions are. Unset: none.
+  std::optional<double> rotary_max_wavelength;
   std::shared_ptr<Initializer> kernel_initializer = std::make_shared<GlorotUniform>();
   std::shared_ptr<Initializer> bias_initializer = std::make_shared<Zeros>();
   std::string name;
@@ -114,6 +121,8 @@ class MultiHeadAttention final : public Layer {
   void build_if_needed(const std::vector<LayerShape>& input_shapes);
   Projection add_projection(const std::string& prefix, const Shape& kernel_shape, const Shape& bias_shape);
   Tensor project(const Tensor& x, const Projection& projection, const std::string& role) const;
+  // The projected query or key (batch, N, heads, key_dim) with rotary positions, if asked.
+  Tensor rotated(const Tensor& x) const;
   // 1 where query position t may attend to key position s, as (batch or 1, 1, T, S); undefined if all may.
   Tensor attention_mask_for(const Tensor& attention_mask, bool use_causal_mask, const Shape& query_shape,
                             const Shape& value_shape) const;
@@ -127,6 +136,8 @@ class MultiHeadAttention final : public Layer {
   int64_t key_dim_;
   int64_t value_dim_;
   MultiHeadAttentionOptions options_;
+  // Rotary positions' cosines and sines (1, N, 1, key_dim), per length and dtype: made once.
+  mutable std::map<std::pair<int64_t, DType>, std::pair<Tensor, Tensor>> rotary_tables_;
   ListCallSettings list_call_settings_;
   std::unique_ptr<Dropout> dropout_;  // only for a dropout rate above 0
   Projection query_;
