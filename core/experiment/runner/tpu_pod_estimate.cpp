@@ -22,6 +22,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <queue>
 #include <set>
@@ -149,81 +150,102 @@ PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::
     throw InvalidArgumentError(fmt::format("schedule_device_step: {} collective times for {} collectives",
                                            collective_seconds.size(), analysis.collectives.size()));
   }
+  const size_t count = events.size();
   PodSchedule schedule;
-  std::vector<double> end(events.size(), 0.0);
-  std::vector<bool> done(events.size(), false);
-  std::vector<bool> hoisted(events.size(), false);
-  double compute_free = 0;
+  // Which events each one feeds, and how many of its inputs are still to come.
+  std::vector<std::vector<size_t>> readers(count);
+  std::vector<int32_t> waiting_inputs(count, 0);
+  for (size_t index = 0; index < count; ++index) {
+    for (int32_t from : events[index].inputs_from) {
+      if (from < 0 || static_cast<size_t>(from) >= index) {
+        throw InvalidArgumentError(fmt::format("schedule_device_step: event {} reads event {}, not an earlier one", index, from));
+      }
+      readers[static_cast<size_t>(from)].push_back(index);
+      ++waiting_inputs[index];
+    }
+  }
+  // Ops that read only what exists from the step's start (a weight's cast,
+  // no batch): XLA's scheduler moves them, and the gathers they feed, early.
+  std::vector<bool> early(count, false);
+  for (size_t index = 0; index < count; ++index) {
+    const StepEvent& event = events[index];
+    early[index] = async_collectives && !event.reads_batch &&
+                   std::all_of(event.inputs_from.begin(), event.inputs_from.end(),
+                               [&](int32_t from) { return early[static_cast<size_t>(from)]; });
+  }
+  std::vector<double> ready(count, 0.0);  // when its last input came to exist
+  std::vector<double> end(count, 0.0);
   std::array<double, 2> links_free{0, 0};  // per network
+  double compute_free = 0;
+  // Ops whose inputs exist, by (not early, program order): the chip runs the
+  // first of those ready by the time it is free, else the one ready first.
+  using Candidate = std::pair<bool, size_t>;
+  std::set<Candidate> ready_ops;
   auto network_of = [&](size_t event) {
     const auto collective = static_cast<size_t>(events[event].collective);
     return collective < network.size() && network[collective] == 1 ? 1 : 0;
   };
-  // Collectives whose operand exists, by when it came to exist (then program order).
-  using Waiting = std::pair<double, size_t>;
-  std::priority_queue<Waiting, std::vector<Waiting>, std::greater<>> waiting;
-  auto run_collective = [&](size_t event, double ready) {
-    const double seconds = collective_seconds[static_cast<size_t>(events[event].collective)];
-    double& free = links_free[static_cast<size_t>(network_of(event))];
-    const double start = std::max(free, ready);
-    end[event] = start + seconds;
-    free = end[event];
-    done[event] = true;
-    schedule.link_busy_seconds += seconds;
-  };
-  // The links run the waiting collectives, earliest operand first, until `event` is done.
-  auto finish = [&](size_t event) {
-    while (!done[event] && !waiting.empty()) {
-      const auto [ready, next] = waiting.top();
-      waiting.pop();
-      run_collective(next, ready);
-    }
-  };
-  for (size_t index = 0; index < events.size(); ++index) {
+  std::function<void(size_t)> complete;
+  auto available = [&](size_t index) {
     const StepEvent& event = events[index];
-    double ready = 0;
-    bool from_start = true;
-    for (int32_t from : event.inputs_from) {
-      const auto source = static_cast<size_t>(from);
-      if (!done[source]) finish(source);
-      ready = std::max(ready, end[source]);
-      from_start = from_start && hoisted[source];
-    }
     switch (event.kind) {
-      case StepEvent::Kind::kOp:
-        schedule.compute_seconds += event.seconds;
-        if (from_start && async_collectives) {
-          // Reads only what exists from the start (a weight's cast): moved
-          // earlier, its time still the chip's.
-          hoisted[index] = true;
-          end[index] = ready + event.seconds;
-          compute_free += event.seconds;
-        } else {
-          end[index] = std::max(compute_free, ready) + event.seconds;
-          compute_free = end[index];
-        }
-        done[index] = true;
-        break;
       case StepEvent::Kind::kFree:
-        hoisted[index] = from_start;
-        end[index] = ready;
-        done[index] = true;
+        end[index] = ready[index];
+        complete(index);
         break;
       case StepEvent::Kind::kCollective:
-        hoisted[index] = from_start;
         if (async_collectives) {
-          waiting.emplace(ready, index);
+          double& free = links_free[static_cast<size_t>(network_of(index))];
+          const double seconds = collective_seconds[static_cast<size_t>(event.collective)];
+          end[index] = std::max(free, ready[index]) + seconds;
+          free = end[index];
+          schedule.link_busy_seconds += seconds;
+          complete(index);
         } else {
-          run_collective(index, std::max(ready, compute_free));
-          compute_free = end[index];
+          ready_ops.insert({true, index});  // on the chip, in program order
         }
         break;
+      case StepEvent::Kind::kOp:
+        ready_ops.insert({!early[index], index});
+        break;
     }
+  };
+  complete = [&](size_t index) {
+    for (size_t reader : readers[index]) {
+      ready[reader] = std::max(ready[reader], end[index]);
+      if (--waiting_inputs[reader] == 0) available(reader);
+    }
+  };
+  for (size_t index = 0; index < count; ++index) {
+    if (waiting_inputs[index] == 0) available(index);
   }
-  while (!waiting.empty()) {
-    const auto [ready, next] = waiting.top();
-    waiting.pop();
-    run_collective(next, ready);
+  while (!ready_ops.empty()) {
+    // The first candidate (early ones, then program order) ready by compute_free, else the earliest ready.
+    auto chosen = ready_ops.end();
+    for (auto candidate = ready_ops.begin(); candidate != ready_ops.end(); ++candidate) {
+      if (ready[candidate->second] <= compute_free) {
+        chosen = candidate;
+        break;
+      }
+      if (chosen == ready_ops.end() || ready[candidate->second] < ready[chosen->second]) chosen = candidate;
+    }
+    const size_t index = chosen->second;
+    ready_ops.erase(chosen);
+    const StepEvent& event = events[index];
+    const double start = std::max(compute_free, ready[index]);
+    double seconds = event.seconds;
+    if (event.kind == StepEvent::Kind::kCollective) {  // synchronous: the chip and the links both wait
+      double& free = links_free[static_cast<size_t>(network_of(index))];
+      seconds = collective_seconds[static_cast<size_t>(event.collective)];
+      end[index] = std::max(start, free) + seconds;
+      free = end[index];
+      schedule.link_busy_seconds += seconds;
+    } else {
+      schedule.compute_seconds += seconds;
+      end[index] = start + seconds;
+    }
+    compute_free = end[index];
+    complete(index);
   }
   schedule.step_seconds = compute_free;
   for (double time : end) schedule.step_seconds = std::max(schedule.step_seconds, time);

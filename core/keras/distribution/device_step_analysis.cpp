@@ -93,6 +93,7 @@ DeviceStepAnalysis analyze_device_step(Model& model, const Tensor& x, const Tens
     event.label = node.label.empty() ? graph::node_name(node.op) : node.label;
     for (graph::ValueId input : node.inputs) {
       if (const auto found = producer.find(input); found != producer.end()) event.inputs_from.push_back(found->second);
+      if (program.values[static_cast<size_t>(input)].kind == graph::ValueKind::kParameter) event.reads_batch = true;
     }
     if (node.op == graph::kCollectiveNode) {
       const auto& attributes = node.attributes_as<graph::CollectiveAttributes>();

@@ -45,14 +45,15 @@ struct TpuPodOptions {
 
 // --- The schedule of one chip's step (pure: unit-tested on its own) ------
 
-// Ops run one after another in program order, each when the values it reads
-// exist. Collectives share the chip's links, one at a time. Asynchronous,
-// a collective starts once its operand exists and the links are free (of
-// those waiting, the one whose operand came first) and the op that reads
-// its result waits for it; ops that read only what exists from the step's
-// start (a weight's cast) and the collectives they feed are hoisted, as
-// XLA's scheduler moves them, to overlap earlier ops. Synchronous, a
-// collective runs on the chip where the program has it.
+// The chip runs one op at a time: of the ops whose inputs exist by the time
+// it is free, the first in program order (else the one whose inputs come
+// first), as a static schedule that XLA's scheduler would make. Ops that read
+// only what exists from the step's start (a weight's cast, not the batch)
+// come first, so the gathers they feed start early. Collectives share their
+// network's links, one at a time. Asynchronous, a collective starts once its
+// operand exists and the links are free, and only the ops that read its
+// result wait for it; synchronous, it runs on the chip like an op, blocking
+// it and the links.
 struct PodSchedule {
   double step_seconds = 0;
   double compute_seconds = 0;             // the ops' own time

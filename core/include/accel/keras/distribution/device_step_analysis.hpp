@@ -50,6 +50,7 @@ struct StepEvent {
   // The events whose outputs it reads; values that exist from the step's
   // start (variables, optimizer slots, the batch, constants) add none.
   std::vector<int32_t> inputs_from;
+  bool reads_batch = false;    // reads the step's batch (a parameter) itself
   std::string label;           // the op ("MatMul+bias_add", "all_gather")
 };
 
