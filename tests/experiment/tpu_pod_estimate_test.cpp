@@ -63,6 +63,20 @@ TEST(PodSchedule, AGradientsReductionOverlapsTheRestOfTheBackwardPass) {
   EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {0.5}, false).step_seconds, 3.6);
 }
 
+// The batch's chain is not moved early: a reduction of the first op's result
+// overlaps the independent op after it, and the op that reads the reduction
+// waits for what is left of it.
+TEST(PodSchedule, OpsWaitForTheCollectivesTheyReadWhileOthersRun) {
+  StepEvent first = op(1.0);
+  first.reads_batch = true;
+  // 0: an op on the batch (1 s), 1: a reduction of it (2 s), 2: an op reading the reduction, 3: one reading op 0.
+  const DeviceStepAnalysis analysis = program({first, collective(0, {0}), op(1.0, {1}), op(1.0, {0})}, 1);
+  const PodSchedule schedule = schedule_device_step(analysis, {2.0}, true);
+  EXPECT_DOUBLE_EQ(schedule.step_seconds, 4.0);  // 0-1, 1-2 beside the reduction (1-3), 3-4
+  EXPECT_DOUBLE_EQ(schedule.exposed_collective_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {2.0}, false).step_seconds, 5.0);
+}
+
 // The links run one collective at a time: two gathers of 1 s each, read at
 // the start, keep the chip waiting 2 s.
 TEST(PodSchedule, CollectivesShareTheLinks) {
