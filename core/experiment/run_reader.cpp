@@ -103,9 +103,15 @@ class RunReader {
     config.where = node.where;
     const SourceNode* mesh = node.find("mesh");
     std::vector<std::string> names;
+    int64_t devices = 1;
     for (const auto& [axis, size] : mesh->entries) {
       config.mesh.emplace_back(axis->text, std::stoll(size->text));
       names.push_back(axis->text);
+      devices *= config.mesh.back().second;  // at most 65536 x 2^30: no overflow
+      if (devices > 65536) {
+        fail_at(size->where, fmt::format("distribution.mesh has more than 65536 devices at axis '{}'", axis->text),
+                "a mesh of at most 65536 devices");
+      }
       if (axis->text != "data" && axis->text != "fsdp" && axis->text != "tensor") {
         fail_at(axis->where, fmt::format("distribution.mesh axis '{}' is none this run can lay out", axis->text),
                 "fsdp (the batch and every weight split), data (the batch only) or tensor (heads, MLP units and "

@@ -26,11 +26,14 @@ using keras::distribution::StepEvent;
 using nlohmann::json;
 
 StepEvent op(double seconds, std::vector<int32_t> inputs_from = {}) {
-  return StepEvent{StepEvent::Kind::kOp, seconds, -1, std::move(inputs_from), "op"};
+  return StepEvent{.kind = StepEvent::Kind::kOp, .seconds = seconds, .inputs_from = std::move(inputs_from), .label = "op"};
 }
 
 StepEvent collective(int32_t index, std::vector<int32_t> inputs_from = {}) {
-  return StepEvent{StepEvent::Kind::kCollective, 0, index, std::move(inputs_from), "collective"};
+  return StepEvent{.kind = StepEvent::Kind::kCollective,
+                   .collective = index,
+                   .inputs_from = std::move(inputs_from),
+                   .label = "collective"};
 }
 
 DeviceStepAnalysis program(std::vector<StepEvent> events, int collectives) {

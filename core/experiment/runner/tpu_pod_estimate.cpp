@@ -127,8 +127,10 @@ DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& anal
     between.consumer = collective.consumer;
     joined.collectives.push_back(between);
     network.push_back(1);
-    StepEvent reduction{StepEvent::Kind::kCollective, 0, static_cast<int32_t>(joined.collectives.size() - 1),
-                        {moved[index]}, "all_reduce (DCN)"};
+    const StepEvent reduction{.kind = StepEvent::Kind::kCollective,
+                              .collective = static_cast<int32_t>(joined.collectives.size() - 1),
+                              .inputs_from = {moved[index]},
+                              .label = "all_reduce (DCN)"};
     joined.events.push_back(reduction);
     moved[index] = static_cast<int32_t>(joined.events.size() - 1);
   }
