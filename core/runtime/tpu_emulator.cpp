@@ -159,6 +159,22 @@ TpuAllReduceTiming TpuEmulator::run_all_reduce(double bytes, const std::vector<i
           estimate.on_chip_seconds, estimate.chips, estimate.steps};
 }
 
+namespace {
+
+TpuCollectiveTiming timing_of(const AccelTpuSimCollective& estimate) {
+  TpuCollectiveTiming timing;
+  timing.seconds = estimate.seconds;
+  timing.link_seconds = estimate.link_seconds;
+  timing.latency_seconds = estimate.latency_seconds;
+  timing.link_bytes_per_chip = estimate.link_bytes_per_chip;
+  if (estimate.link_energy_known != 0) timing.link_energy_j = estimate.link_energy_j;
+  timing.chips = estimate.chips;
+  timing.steps = estimate.steps;
+  return timing;
+}
+
+}  // namespace
+
 TpuCollectiveTiming TpuEmulator::estimate_collective(std::string_view kind, double bytes,
                                                      const std::vector<TpuChipSpan>& spans) const {
   if (!ACCEL_STRUCT_HOLDS(table_, AccelTpuSimExtension, estimate_collective) || table_->estimate_collective == nullptr) {
@@ -184,15 +200,7 @@ TpuCollectiveTiming TpuEmulator::estimate_collective(std::string_view kind, doub
   detail::check_status(table_->estimate_collective(context_, code, bytes, sizes.data(), strides.data(),
                                                    static_cast<int32_t>(spans.size()), &estimate),
                        "TPU emulator collective");
-  TpuCollectiveTiming timing;
-  timing.seconds = estimate.seconds;
-  timing.link_seconds = estimate.link_seconds;
-  timing.latency_seconds = estimate.latency_seconds;
-  timing.link_bytes_per_chip = estimate.link_bytes_per_chip;
-  if (estimate.link_energy_known != 0) timing.link_energy_j = estimate.link_energy_j;
-  timing.chips = estimate.chips;
-  timing.steps = estimate.steps;
-  return timing;
+  return timing_of(estimate);
 }
 
 TpuCollectiveTiming TpuEmulator::estimate_dcn_all_reduce(double bytes, int slices) const {
@@ -203,14 +211,7 @@ TpuCollectiveTiming TpuEmulator::estimate_dcn_all_reduce(double bytes, int slice
   AccelTpuSimCollective estimate{};
   estimate.struct_size = sizeof(estimate);
   detail::check_status(table_->estimate_dcn_all_reduce(context_, bytes, slices, &estimate), "TPU emulator DCN all-reduce");
-  TpuCollectiveTiming timing;
-  timing.seconds = estimate.seconds;
-  timing.link_seconds = estimate.link_seconds;
-  timing.latency_seconds = estimate.latency_seconds;
-  timing.link_bytes_per_chip = estimate.link_bytes_per_chip;
-  timing.chips = estimate.chips;
-  timing.steps = estimate.steps;
-  return timing;
+  return timing_of(estimate);
 }
 
 }  // namespace accel

@@ -153,6 +153,19 @@ AccelStatus* run_all_reduce(AccelPluginContext* context, double bytes, const int
   });
 }
 
+// A collective's estimate as the extension reports it (link energy apart).
+AccelTpuSimCollective collective_of(const tpu::AllReduceEstimate& result) {
+  AccelTpuSimCollective out{};
+  out.struct_size = sizeof(AccelTpuSimCollective);
+  out.seconds = result.seconds;
+  out.link_seconds = result.link_seconds;
+  out.latency_seconds = result.latency_seconds;
+  out.link_bytes_per_chip = result.link_bytes_per_chip;
+  out.chips = result.chips;
+  out.steps = result.steps;
+  return out;
+}
+
 AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, double bytes, const int64_t* sizes,
                                  const int64_t* strides, int32_t span_count, AccelTpuSimCollective* estimate) noexcept {
   if (context == nullptr) return nullptr;
@@ -177,14 +190,7 @@ AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, doub
     } catch (const std::invalid_argument& error) {
       throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, std::string("estimate_collective: ") + error.what());
     }
-    AccelTpuSimCollective out{};
-    out.struct_size = sizeof(AccelTpuSimCollective);
-    out.seconds = result.seconds;
-    out.link_seconds = result.link_seconds;
-    out.latency_seconds = result.latency_seconds;
-    out.link_bytes_per_chip = result.link_bytes_per_chip;
-    out.chips = result.chips;
-    out.steps = result.steps;
+    AccelTpuSimCollective out = collective_of(result);
     if (hw.energy && hw.energy->link_pj_per_byte) {
       out.link_energy_known = 1;
       out.link_energy_j = result.chips * result.link_bytes_per_chip * *hw.energy->link_pj_per_byte * 1e-12;
@@ -207,14 +213,7 @@ AccelStatus* estimate_dcn_all_reduce(AccelPluginContext* context, double bytes, 
     } catch (const std::invalid_argument& error) {
       throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, std::string("estimate_dcn_all_reduce: ") + error.what());
     }
-    AccelTpuSimCollective out{};
-    out.struct_size = sizeof(AccelTpuSimCollective);
-    out.seconds = result.seconds;
-    out.link_seconds = result.link_seconds;
-    out.latency_seconds = result.latency_seconds;
-    out.link_bytes_per_chip = result.link_bytes_per_chip;
-    out.chips = result.chips;
-    out.steps = result.steps;
+    AccelTpuSimCollective out = collective_of(result);
     *estimate = out;
   });
 }
