@@ -179,6 +179,12 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   EXPECT_GT(sweep["points"][1]["model_tflops_per_chip"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(sweep["points"][1]["step_seconds"].get<double>(),
                    pod_estimate("--mesh fsdp=8 --batch 64")["step_seconds"].get<double>());
+  // A chip too small: the estimate says so and what would make it fit.
+  const json tight = pod_estimate("--mesh fsdp=8 --batch 64 --remat none --set hbm.capacity_bytes=2MiB");
+  EXPECT_FALSE(tight["hbm"]["fits"].get<bool>());
+  const std::string advice = tight["hbm"]["advice"].get<std::string>();
+  EXPECT_NE(advice.find("per-chip batch of at most"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("--remat full"), std::string::npos) << advice;
   // Data parallel: the weights whole on every chip.
   const json data = pod_estimate("--mesh data=8 --batch 64");
   EXPECT_GT(data["hbm"]["state_bytes"].get<double>(), 3 * 4 * parameters * 0.99);

@@ -461,6 +461,9 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   }
   estimate.memory = memory_fit(analysis, system.value("hbm_capacity_bytes_per_chip", 0.0), estimate.batch_per_chip,
                                state_sharded_over);
+  if (!estimate.memory.fits && remat != RematPolicy::kFull) {
+    estimate.memory.advice += ", or full rematerialization (--remat full), which keeps fewer of the step's values";
+  }
 
   // Energy: the ops' (one chip's, every chip alike), the links', idle power over the step.
   if (totals.energy) {
