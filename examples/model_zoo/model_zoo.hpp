@@ -79,15 +79,21 @@ struct DecoderLanguageModelOptions {
   // true: x + attention(norm1(x)) + mlp(norm1(x)), one Add (GPT-J, PaLM).
   bool parallel_block = false;
   bool causal = true;  // position i attends to positions <= i only
+  // Positions: a learned embedding added to the tokens' (GPT-2), or rotary
+  // (RoPE, Llama, MaxText): each attention's query and key rotated by their
+  // position, wavelengths up to rotary_max_wavelength, no weights.
+  bool rotary_positions = false;
+  double rotary_max_wavelength = 10000.0;
   std::string name = "decoder_language_model";
 };
 
 // A decoder-only language model: token embeddings plus a learned position
-// embedding, `blocks` pre-norm blocks (norms, self-attention, an MLP,
+// embedding (or rotary positions in the attention), `blocks` pre-norm blocks (norms, self-attention, an MLP,
 // residual adds; the options above), a final norm and logits over the
 // vocabulary at every position (the next token's; separate from the
 // embedding). int32 [sequence_length] -> float32 [sequence_length, vocabulary].
-// tools/keras_goldens/zoo_models.py is its Keras twin, name for name.
+// tools/keras_goldens/zoo_models.py is its Keras twin, name for name (the
+// learned positions; rotary ones are keras_hub's, not in Keras 3 itself).
 std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options = {});
 
 // configs/models/decoder_lm.yaml's configuration: SwiGLU MLPs of 192 units,

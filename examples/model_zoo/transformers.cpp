@@ -33,12 +33,13 @@ KerasTensor layer_norm(const KerasTensor& x, const std::string& name) {
 }
 
 KerasTensor self_attention(const KerasTensor& x, int64_t dim, int64_t heads, const std::string& name,
-                           bool causal = false) {
+                           bool causal = false, std::optional<double> rotary_max_wavelength = std::nullopt) {
   if (dim % heads != 0) {
     throw InvalidArgumentError("dim " + std::to_string(dim) + " is not a multiple of heads " + std::to_string(heads));
   }
-  auto attention =
-      std::make_shared<keras::MultiHeadAttention>(heads, dim / heads, keras::MultiHeadAttentionOptions{.name = name});
+  auto attention = std::make_shared<keras::MultiHeadAttention>(
+      heads, dim / heads,
+      keras::MultiHeadAttentionOptions{.rotary_max_wavelength = rotary_max_wavelength, .name = name});
   return (*attention)(x, x, {.use_causal_mask = causal});
 }
 
@@ -118,7 +119,9 @@ std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelO
       keras::Input({options.sequence_length}, keras::InputOptions{.name = "tokens", .dtype = DType::kInt32});
   KerasTensor x = (*std::make_shared<keras::Embedding>(options.vocabulary, options.dim,
                                                        keras::EmbeddingOptions{.name = "token_embedding"}))(inputs);
-  x = position_embedding(x);
+  if (!options.rotary_positions) x = position_embedding(x);
+  const std::optional<double> rotary =
+      options.rotary_positions ? std::optional<double>(options.rotary_max_wavelength) : std::nullopt;
   auto normalize = [&](const KerasTensor& y, const std::string& name) {
     return options.norm == DecoderNorm::kRms ? rms_norm(y, name) : layer_norm(y, name);
   };
@@ -136,7 +139,8 @@ std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelO
   for (int64_t index = 1; index <= options.blocks; ++index) {
     const std::string prefix = "block" + std::to_string(index);
     const KerasTensor h = normalize(x, prefix + "_norm1");
-    const KerasTensor attention = self_attention(h, options.dim, options.heads, prefix + "_attention", options.causal);
+    const KerasTensor attention =
+        self_attention(h, options.dim, options.heads, prefix + "_attention", options.causal, rotary);
     if (options.parallel_block) {
       x = (*std::make_shared<keras::Add>(prefix + "_add"))({x, attention, feed(h, prefix)});
       continue;
