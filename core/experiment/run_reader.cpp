@@ -94,8 +94,6 @@ class RunReader {
     return type;
   }
 
-  // A sim://v<generation>-<cores> slice runs the tpu_v<generation> preset; a
-  // different tpu.preset written beside it is a contradiction.
   // distribution: {mesh: {axis: size, ...}}: the axes auto_layout knows, one
   // batch axis; not beside a tf.distribute strategy (Keras refuses both).
   void read_distribution(const SourceNode& node) {
@@ -132,6 +130,8 @@ class RunReader {
     out_.distribution = std::move(config);
   }
 
+  // A sim://v<generation>-<cores> slice runs the tpu_v<generation> preset; a
+  // different tpu.preset written beside it is a contradiction.
   void check_tpu_slice_preset(const KerasObject& strategy) {
     const Value* address = strategy.argument("tpu");
     const SourceNode* tpu = tree_.find("tpu");
@@ -632,10 +632,8 @@ class RunReader {
     training.jit_compile = jit_compile == "true"    ? JitCompile::kOn
                            : jit_compile == "false" ? JitCompile::kOff
                                                     : JitCompile::kAuto;
-    const std::string& remat = fields.at("remat").as_text();  // the schema admits the policies' names only
-    for (RematPolicy policy : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
-      if (remat == remat_policy_name(policy)) training.remat = policy;
-    }
+    // The schema admits the policies' names only.
+    training.remat = parse_remat_policy(fields.at("remat").as_text()).value_or(RematPolicy::kNone);
     if (fields.contains("remat_blocks")) {
       training.remat_blocks = fields.at("remat_blocks").as_text();
       try {

@@ -23,6 +23,33 @@ std::string metric_argument_name(const MetricArgument& metric) {
   return std::get<std::shared_ptr<Metric>>(metric)->name();
 }
 
+// CompileOptions::remat_blocks: each layer whose name the pattern's first
+// group matches, to its block (numbered by first appearance). Throws
+// InvalidArgumentError for a pattern that is no regular expression or has no group.
+std::map<const Layer*, int32_t> remat_blocks_of(const std::string& text, const std::vector<std::shared_ptr<Layer>>& layers) {
+  std::map<const Layer*, int32_t> block_of;
+  if (text.empty()) return block_of;
+  std::regex pattern;
+  try {
+    pattern = std::regex(text);
+  } catch (const std::regex_error& error) {
+    throw InvalidArgumentError("compile: remat_blocks '" + text + "' is not a regular expression: " + error.what());
+  }
+  if (pattern.mark_count() < 1) {
+    throw InvalidArgumentError("compile: remat_blocks '" + text +
+                               "' has no group; expected one that names the block, e.g. ^(layer\\d+)_");
+  }
+  std::map<std::string, int32_t> blocks;
+  for (const std::shared_ptr<Layer>& layer : layers) {
+    std::smatch match;
+    const std::string& layer_name = layer->name();
+    if (!std::regex_search(layer_name, match, pattern) || match[1].length() == 0) continue;
+    const auto [found, added] = blocks.emplace(match[1].str(), static_cast<int32_t>(blocks.size()));
+    block_of[layer.get()] = found->second;
+  }
+  return block_of;
+}
+
 }  // namespace
 
 void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<MetricArgument> metrics,
@@ -43,6 +70,7 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
     throw FailedPreconditionError("compile: under keras.distribution's set_distribution the train step runs "
                                   "sharded as a compiled program; compile with jit_compile = true");
   }
+  std::map<const Layer*, int32_t> remat_blocks = remat_blocks_of(options.remat_blocks, layers());
   if (distribution != nullptr && distribution->num_local_replicas() > 1) {
     for (const Variable& weight : weights()) {
       if (weight.replica_count() != static_cast<size_t>(distribution->num_local_replicas())) {
@@ -79,28 +107,7 @@ void Model::compile(OptimizerArgument optimizer, LossArgument loss, std::vector<
   // A new compile starts new compiled steps, as Keras's make_train_function.
   jit_compile_ = options.jit_compile;
   remat_ = options.remat;
-  remat_block_of_.clear();
-  if (!options.remat_blocks.empty()) {
-    std::regex pattern;
-    try {
-      pattern = std::regex(options.remat_blocks);
-    } catch (const std::regex_error& error) {
-      throw InvalidArgumentError("compile: remat_blocks '" + options.remat_blocks +
-                                 "' is not a regular expression: " + error.what());
-    }
-    if (pattern.mark_count() < 1) {
-      throw InvalidArgumentError("compile: remat_blocks '" + options.remat_blocks +
-                                 "' has no group; expected one that names the block, e.g. ^(layer\\d+)_");
-    }
-    std::map<std::string, int32_t> blocks;
-    for (const std::shared_ptr<Layer>& layer : layers()) {
-      std::smatch match;
-      const std::string& layer_name = layer->name();
-      if (!std::regex_search(layer_name, match, pattern) || match[1].length() == 0) continue;
-      const auto [found, added] = blocks.emplace(match[1].str(), static_cast<int32_t>(blocks.size()));
-      remat_block_of_[layer.get()] = found->second;
-    }
-  }
+  remat_block_of_ = std::move(remat_blocks);
   sharding_ = std::move(sharding);
   sharded_step_.reset();
   train_function_.reset();

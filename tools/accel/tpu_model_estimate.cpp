@@ -216,13 +216,9 @@ void print_pod_table(const experiment::TpuPodEstimate& estimate, std::ostream& o
                      estimate.remat, estimate.async_collectives ? "asynchronous" : "synchronous");
   out << fmt::format("step time   {:.6g} s simulated (one chip's program: {} ops, {} recomputed); estimated in {:.3f} s\n",
                      step, estimate.compiled_ops, estimate.ops_recomputed, estimate.wall_seconds);
-  const double cycles = static_cast<double>(std::max<int64_t>(1, estimate.cycles));
-  const double compute_share = step > 0 ? estimate.schedule.compute_seconds / step : 0;
   out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}%, exposed collectives {:.1f}% of the step\n",
-                     100.0 * compute_share * static_cast<double>(estimate.mxu_cycles) / cycles,
-                     100.0 * compute_share * static_cast<double>(estimate.vector_cycles) / cycles,
-                     100.0 * compute_share * static_cast<double>(estimate.stall_cycles) / cycles,
-                     percent(estimate.schedule.exposed_collective_seconds, step));
+                     100.0 * estimate.shares.mxu, 100.0 * estimate.shares.vector, 100.0 * estimate.shares.hbm_stalls,
+                     100.0 * estimate.shares.exposed_collectives);
   out << fmt::format("collectives {:.6g} s on the links, {:.6g} s of it exposed\n", estimate.schedule.link_busy_seconds,
                      estimate.schedule.exposed_collective_seconds);
   for (const experiment::TpuCollectiveCost& cost : estimate.collectives) {
@@ -398,7 +394,6 @@ void use_emulated_system(const std::string& preset, const std::vector<std::strin
   if (megacore) config::set_setting("tpu_sim.megacore", "on");
 }
 
-// --mesh: the model sharded over the slice's chips (a pod estimate).
 // --mesh, or a run with a `distribution:` section: the model sharded over an
 // emulated pod. Without --slice, the pod has as many chips as the mesh.
 int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::RunConfig& chosen, std::ostream& out) {
@@ -413,13 +408,13 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::R
   auto [preset, overrides] = emulated_system(request, chosen);
   experiment::TpuPodOptions pod;
   pod.mesh = request.mesh.empty() ? chosen.distribution->mesh : parse_mesh(request.mesh);
-  std::optional<int64_t> chips;
+  int64_t chips = 1;
   if (request.slice.empty()) {
-    chips = 1;
-    for (const auto& axis : pod.mesh) chips = *chips * std::clamp<int64_t>(axis.second, 1, 65536);
-    if (*chips > 65536) throw InvalidArgumentError("the mesh has " + std::to_string(*chips) + " devices: at most 65536");
-  }
-  if (!request.slice.empty()) {
+    for (const auto& axis : pod.mesh) {
+      chips *= std::clamp<int64_t>(axis.second, 1, 65536);
+      if (chips > 65536) throw InvalidArgumentError("the mesh has more than 65536 devices");
+    }
+  } else {
 #ifdef ACCEL_TPU_TIMING_IN_ESTIMATE
     const distribute::TpuSliceDescription slice = distribute::describe_tpu_slice(request.slice);
     if (request.preset_given && request.preset != slice.preset) {
@@ -434,16 +429,11 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::R
   }
   use_emulated_system(preset, overrides, "none", request.megacore);
   config::set_setting("tpu_sim.devices", "first");  // one chip's program: a slice of thousands of chips lists one device
-  if (chips) config::set_setting("tpu_sim.chips", std::to_string(*chips));
+  config::set_setting("tpu_sim.chips", std::to_string(chips));
   pod.batch = request.batch;
   if (!request.remat.empty()) {
-    RematPolicy policy = RematPolicy::kNone;
-    bool known = false;
-    for (RematPolicy candidate : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
-      if (request.remat == remat_policy_name(candidate)) policy = candidate, known = true;
-    }
-    if (!known) throw InvalidArgumentError("--remat '" + request.remat + "': expected none, full or minimal");
-    pod.remat = policy;
+    pod.remat = parse_remat_policy(request.remat);
+    if (!pod.remat) throw InvalidArgumentError("--remat '" + request.remat + "': expected none, full or minimal");
   }
   pod.async_collectives = request.async_collectives == "on";
   pod.slices = request.slices;

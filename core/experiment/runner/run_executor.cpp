@@ -10,6 +10,7 @@
 #include "compiled_step.hpp"
 #include "device_setup.hpp"
 #include "emulator_totals.hpp"
+#include "mesh_distribution.hpp"
 #include "model_factory.hpp"
 #include "op_benchmark.hpp"
 #include "step_recorder.hpp"
@@ -21,7 +22,7 @@
 #include <accel/distribute/tpu_strategy.hpp>
 #include <accel/experiment/experiment_loader.hpp>
 #include <accel/keras/backend.hpp>
-#include <accel/keras/distribution/auto_layout.hpp>
+#include <accel/keras/distribution/distribution.hpp>
 #include <accel/keras/mixed_precision.hpp>
 #include <accel/placement.hpp>
 #include <accel/runtime.hpp>
@@ -122,14 +123,7 @@ void run_benchmark(const RunConfig& run, const RunExecutionOptions& options, Run
 // of this run's process (each run has its own) before compile reads it.
 void shard_over_mesh(const DistributionConfig& config, const std::string& device, const std::vector<Variable>& weights,
                      std::vector<std::string>& notes) {
-  std::vector<int64_t> shape;
-  std::vector<std::string> names;
-  int64_t count = 1;
-  for (const auto& [name, size] : config.mesh) {
-    shape.push_back(size);
-    names.push_back(name);
-    count *= size;
-  }
+  const int64_t count = mesh_device_count(config.mesh);
   const std::string type = find_device(device).type();
   std::vector<std::string> devices;
   for (const config::LogicalDevice& candidate : config::list_logical_devices(type)) {
@@ -141,13 +135,10 @@ void shard_over_mesh(const DistributionConfig& config, const std::string& device
         "(devices: [{{device: {}, logical_devices: [{{}}, ...]}}])",
         count, type, devices.size(), type));
   }
-  const keras::distribution::DeviceMesh mesh(shape, names, devices);
-  keras::distribution::set_distribution(keras::distribution::auto_distribution(mesh, weights));
-  std::string text;
-  for (const auto& [name, size] : config.mesh) text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, size);
+  keras::distribution::set_distribution(mesh_distribution(config.mesh, std::move(devices), weights));
   notes.push_back(fmt::format("sharded over a mesh of {} {} devices ({}): the train step traced, partitioned and run "
                               "on each of them",
-                              count, type, text));
+                              count, type, mesh_text(config.mesh)));
 }
 
 // The data sources give one example tensor and one label tensor per step:

@@ -24,11 +24,11 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <queue>
 #include <set>
 
 #include "backend_peak.hpp"
 #include "estimate_inputs.hpp"
+#include "mesh_distribution.hpp"
 #include "model_factory.hpp"
 #include "tpu_op_costs.hpp"
 
@@ -37,30 +37,6 @@ namespace {
 
 using keras::distribution::DeviceStepAnalysis;
 using keras::distribution::StepEvent;
-
-const char* remat_name(RematPolicy policy) { return remat_policy_name(policy); }
-
-std::string mesh_text(const std::vector<std::pair<std::string, int64_t>>& mesh) {
-  std::string text;
-  for (const auto& [name, size] : mesh) text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, size);
-  return text;
-}
-
-// The mesh laid on the slice's chips, row-major, with auto_layout's layouts.
-std::shared_ptr<const keras::distribution::Distribution> mesh_distribution(
-    const std::vector<std::pair<std::string, int64_t>>& mesh, const std::vector<Variable>& weights) {
-  std::vector<int64_t> shape;
-  std::vector<std::string> names;
-  std::vector<std::string> devices;
-  int64_t chips = 1;
-  for (const auto& [name, size] : mesh) {
-    shape.push_back(size);
-    names.push_back(name);
-    chips *= size;
-  }
-  for (int64_t chip = 0; chip < chips; ++chip) devices.push_back(fmt::format("/TPU:{}", chip));
-  return keras::distribution::auto_distribution(keras::distribution::DeviceMesh(shape, names, devices), weights);
-}
 
 // Restores "no distribution" however the estimate ends.
 struct DistributionScope {
@@ -312,7 +288,6 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
         system.value("preset", std::string("this preset")), system.value("cores_per_chip", 1)));
   }
   estimate.mesh = mesh_text(options.mesh);
-  int64_t mesh_devices = 1;
   int64_t batch_devices = 1;  // the devices the batch axis splits it over
   if (options.mesh.empty()) throw InvalidArgumentError("--mesh: expected axes such as fsdp=256 (their product the slice's chips)");
   std::vector<std::string> axis_names;
@@ -328,11 +303,9 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
       throw InvalidArgumentError(fmt::format("--mesh {}: axis '{}' has size {}; expected 1 to the slice's {} chips",
                                              estimate.mesh, name, size, estimate.chips));
     }
-    mesh_devices *= size;
-  }
-  for (const auto& [name, size] : options.mesh) {
     if (name == batch_axis) batch_devices = size;
   }
+  const int64_t mesh_devices = mesh_device_count(options.mesh);  // at most three axes of at most the chips each
   if (mesh_devices != estimate.chips) {
     throw InvalidArgumentError(fmt::format("--mesh {}: {} devices, but the slice has {} chips", estimate.mesh, mesh_devices,
                                            estimate.chips));
@@ -351,7 +324,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   // tensor axis, the chips of one batch shard share its examples).
   estimate.batch_per_chip = std::max<int64_t>(1, slice_batch / estimate.chips);
   const RematPolicy remat = options.remat.value_or(run.training->remat);
-  estimate.remat = remat_name(remat);
+  estimate.remat = remat_policy_name(remat);
   estimate.async_collectives = options.async_collectives;
 
   const Device device = find_device("/TPU:0");
@@ -365,7 +338,10 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     model = make_model(*run.model, model_input_shape(*run.model, run.data->example_shape));
   }
   estimate.model = model->name();
-  const DistributionScope sharded(mesh_distribution(options.mesh, model->weights()));
+  // The mesh laid on the slice's chips, row-major.
+  std::vector<std::string> chip_names;
+  for (int64_t chip = 0; chip < mesh_devices; ++chip) chip_names.push_back(fmt::format("/TPU:{}", chip));
+  const DistributionScope sharded(mesh_distribution(options.mesh, std::move(chip_names), model->weights()));
   {
     const DeviceScope on_tpu(device);
     const keras::mixed_precision::GlobalPolicyScope policy(keras::DTypePolicy(run.training->mixed_precision));
@@ -447,6 +423,13 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   }
   if (estimate.step_seconds > 0) {
     estimate.hardware_flops_per_chip_per_second = estimate.hardware_flops_per_chip / estimate.step_seconds;
+    // The cycles' split of the compute time, as a share of the step.
+    const double per_cycle = estimate.schedule.compute_seconds / estimate.step_seconds /
+                             static_cast<double>(std::max<int64_t>(1, estimate.cycles));
+    estimate.shares.mxu = static_cast<double>(estimate.mxu_cycles) * per_cycle;
+    estimate.shares.vector = static_cast<double>(estimate.vector_cycles) * per_cycle;
+    estimate.shares.hbm_stalls = static_cast<double>(estimate.stall_cycles) * per_cycle;
+    estimate.shares.exposed_collectives = estimate.schedule.exposed_collective_seconds / estimate.step_seconds;
   }
   estimate.formula = formula_of(*model, x, estimate.batch);
   if (estimate.formula && estimate.step_seconds > 0) {
@@ -508,7 +491,6 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
     formula = {{"text", "6 N S B + 12 H L hd S^2 B"}, {"N", f.parameters}, {"S", f.sequence}, {"B", f.batch},
                {"H", f.heads}, {"L", f.layers}, {"hd", f.head_dim}};
   }
-  const double cycles = static_cast<double>(std::max<int64_t>(1, estimate.cycles));
   const nlohmann::ordered_json document{
       {"model", estimate.model},
       {"system", nlohmann::json::parse(estimate.system_json, nullptr, false)},
@@ -523,10 +505,10 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
       {"compute_seconds", estimate.schedule.compute_seconds},
       {"exposed_collective_seconds", estimate.schedule.exposed_collective_seconds},
       {"link_busy_seconds", estimate.schedule.link_busy_seconds},
-      {"shares", {{"mxu", estimate.mxu_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
-                  {"vector", estimate.vector_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
-                  {"hbm_stalls", estimate.stall_cycles / cycles * estimate.schedule.compute_seconds / std::max(1e-30, estimate.step_seconds)},
-                  {"exposed_collectives", estimate.schedule.exposed_collective_seconds / std::max(1e-30, estimate.step_seconds)}}},
+      {"shares", {{"mxu", estimate.shares.mxu},
+                  {"vector", estimate.shares.vector},
+                  {"hbm_stalls", estimate.shares.hbm_stalls},
+                  {"exposed_collectives", estimate.shares.exposed_collectives}}},
       {"model_flops_formula", formula},
       {"model_flops", estimate.model_flops},
       {"model_tflops_per_chip", estimate.model_flops_per_chip_per_second / 1e12},

@@ -31,7 +31,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel {
@@ -56,6 +58,14 @@ constexpr const char* remat_policy_name(RematPolicy policy) {
     case RematPolicy::kMinimal: return "minimal";
   }
   return "none";
+}
+
+// The policy remat_policy_name gives `name`, or nullopt for another name.
+constexpr std::optional<RematPolicy> parse_remat_policy(std::string_view name) {
+  for (RematPolicy policy : {RematPolicy::kNone, RematPolicy::kFull, RematPolicy::kMinimal}) {
+    if (name == remat_policy_name(policy)) return policy;
+  }
+  return std::nullopt;
 }
 
 struct FunctionOptions {

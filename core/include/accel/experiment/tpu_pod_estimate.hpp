@@ -119,6 +119,14 @@ struct TpuPodEstimate {
   bool async_collectives = true;
   double step_seconds = 0;
   PodSchedule schedule;
+  // Of the step: the MXU's, the vector unit's and the HBM stalls' shares of
+  // the chip's compute time, and the collectives' exposed time.
+  struct Shares {
+    double mxu = 0;
+    double vector = 0;
+    double hbm_stalls = 0;
+    double exposed_collectives = 0;
+  } shares;
   std::vector<TpuCollectiveCost> collectives;
   // Per chip: the emulator's totals over its program.
   int64_t cycles = 0;
