@@ -80,8 +80,9 @@ const std::vector<std::string>& merge_layers() {
 
 class ShapeWalker {
  public:
-  ShapeWalker(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs)
-      : layer_(layer), label_(label), inputs_(inputs) {}
+  ShapeWalker(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs,
+              const KerasObject* reversed)
+      : layer_(layer), label_(label), inputs_(inputs), reversed_(reversed) {}
 
   Shape output() const {
     const std::string& name = layer_.name;
@@ -134,6 +135,18 @@ class ShapeWalker {
       need_rank_at_least(2, "[batch, length] of integer ids");
       Shape out = input();
       out.push_back(written(layer_, "output_dim")->as_int());
+      return out;
+    }
+    if (name == "reversed_embedding" && reversed_ != nullptr) {
+      need_rank_at_least(3, "[batch, length, features]");
+      const std::int64_t features = written(*reversed_, "output_dim")->as_int();
+      if (input().back() != features) {
+        fail(fmt::format("the input {} has {} features, but embedding '{}' has vectors of {}", shape_text(input()),
+                         input().back(), text_argument(layer_, "embedding", ""), features),
+             fmt::format("an input of [batch, length, {}] (the embedding's output_dim)", features), inputs_.front().where);
+      }
+      Shape out = input();
+      out.back() = written(*reversed_, "input_dim")->as_int();
       return out;
     }
     if (name == "position_embedding") {
@@ -479,6 +492,7 @@ class ShapeWalker {
   const KerasObject& layer_;
   const std::string& label_;
   const std::vector<LayerInput>& inputs_;
+  const KerasObject* reversed_;
 };
 
 void check_sizes(const Shape& output, const KerasObject& layer, const std::string& label) {
@@ -504,8 +518,9 @@ std::string graph_layer_label(const KerasObject& layer, std::size_t index) {
                      name != nullptr && name->is_set() ? name->as_text() : "");
 }
 
-Shape infer_layer_output_shape(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs) {
-  Shape output = ShapeWalker(layer, label, inputs).output();
+Shape infer_layer_output_shape(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs,
+                               const KerasObject* reversed) {
+  Shape output = ShapeWalker(layer, label, inputs, reversed).output();
   check_sizes(output, layer, label);
   return output;
 }
@@ -533,7 +548,14 @@ std::vector<Shape> infer_graph_output_shapes(const std::vector<KerasObject>& lay
   for (std::size_t i = 0; i < layers.size(); ++i) {
     std::vector<LayerInput> inputs;
     for (const GraphReference& reference : graph.calls[i].inputs) inputs.push_back({shapes.at(reference.name), reference.where});
-    outputs.push_back(infer_layer_output_shape(layers[i], graph_layer_label(layers[i], i), inputs));
+    const KerasObject* reversed = nullptr;  // the reader checked that it names an earlier embedding
+    if (layers[i].name == "reversed_embedding") {
+      const std::string embedding = text_argument(layers[i], "embedding", "");
+      for (std::size_t j = 0; j < i; ++j) {
+        if (layers[j].name == "embedding" && text_argument(layers[j], "name", "") == embedding) reversed = &layers[j];
+      }
+    }
+    outputs.push_back(infer_layer_output_shape(layers[i], graph_layer_label(layers[i], i), inputs, reversed));
     shapes[layers[i].argument("name")->as_text()] = outputs.back();
   }
   return outputs;

@@ -29,8 +29,10 @@ struct LayerInput {
 
 // The output shape of `layer` called on `inputs` (one tensor, or the list of
 // a merge layer or multi_head_attention). `label` names the layer in
-// messages: "model.layers[2] (conv2d)". Throws ExperimentError.
-Shape infer_layer_output_shape(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs);
+// messages: "model.layers[2] (conv2d)". A reversed_embedding needs
+// `reversed`, the embedding layer whose table it reads. Throws ExperimentError.
+Shape infer_layer_output_shape(const KerasObject& layer, const std::string& label, const std::vector<LayerInput>& inputs,
+                               const KerasObject* reversed = nullptr);
 
 // model.layers: `example_shape` is one example without the batch axis.
 // Returns the output shape of every layer; throws at the first layer that

@@ -84,7 +84,22 @@ class GraphReader {
                                              : "inputs: NAME, the input or layer it is called on");
       }
       out.calls.push_back(read_call_inputs(*inputs, layer, graph_layer_label(layer, i)));
+      if (layer.name == "reversed_embedding") check_reversed_embedding(layer, i);
       model_.layers.push_back(std::move(layer));
+    }
+  }
+
+  // Its `embedding` names an embedding layer listed before it.
+  void check_reversed_embedding(const KerasObject& layer, std::size_t index) const {
+    const Value* embedding = layer.argument("embedding");
+    const auto found = definitions_.find(embedding->as_text());
+    const bool is_embedding = found != definitions_.end() && !found->second.is_input && found->second.index < index &&
+                              model_.layers[found->second.index].name == "embedding";
+    if (!is_embedding) {
+      fail_at(embedding->where,
+              fmt::format("{}: embedding '{}' is not an embedding layer listed before it", graph_layer_label(layer, index),
+                          embedding->as_text()),
+              "the name of an earlier embedding layer of model.graph (its table gives the logits)");
     }
   }
 
@@ -236,6 +251,10 @@ void check_sequential_layer(const KerasObject& layer, std::size_t index) {
   if (const Value* inputs = layer.argument("inputs"); inputs != nullptr && inputs->is_set()) {
     fail_at(inputs->where, label + " has inputs, which only model.graph layers have",
             "no inputs in model.layers (each layer takes the previous one's output), or the model as model.graph");
+  }
+  if (layer.name == "reversed_embedding") {
+    fail_at(layer.where, label + " reads another layer's table, which a Sequential model cannot name",
+            "the model as model.graph, with reversed_embedding: {embedding: NAME} naming its embedding layer");
   }
   if (takes_list_input(layer.name)) {
     fail_at(layer.where, fmt::format("{} takes a list of inputs, which a Sequential model cannot give", label),

@@ -283,6 +283,11 @@ SpecPtr layer_spec() {
              {required("input_dim", positive_integer(), "Vocabulary size (ids are 0..input_dim-1).", "10000"),
               required("output_dim", positive_integer(), "Vector size.", "64"),
               optional("embeddings_initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),
+       layer("reversed_embedding",
+             "Logits tied to an embedding (keras_hub's ReversibleEmbedding, reverse=True): [b, length, output_dim] @ "
+             "its table^T -> [b, length, input_dim] (model.graph).",
+             {required("embedding", text(), "The name of an earlier embedding layer of model.graph, whose table it reads.",
+                       "token_embedding")}),
        layer("position_embedding",
              "Adds a learned vector per position (KerasHub's PositionEmbedding): [b, length, dim], same shape out.",
              {optional("initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),

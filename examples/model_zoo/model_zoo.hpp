@@ -84,14 +84,18 @@ struct DecoderLanguageModelOptions {
   // position, wavelengths up to rotary_max_wavelength, no weights.
   bool rotary_positions = false;
   double rotary_max_wavelength = 10000.0;
+  // Logits: a Dense of their own (with a bias), or tied to the token
+  // embedding (its table transposed, keras_hub's ReversibleEmbedding;
+  // GPT-2, MaxText).
+  bool tied_logits = false;
   std::string name = "decoder_language_model";
 };
 
 // A decoder-only language model: token embeddings plus a learned position
 // embedding (or rotary positions in the attention), `blocks` pre-norm blocks (norms, self-attention, an MLP,
 // residual adds; the options above), a final norm and logits over the
-// vocabulary at every position (the next token's; separate from the
-// embedding). int32 [sequence_length] -> float32 [sequence_length, vocabulary].
+// vocabulary at every position (the next token's; a Dense of their own, or
+// tied to the embedding). int32 [sequence_length] -> float32 [sequence_length, vocabulary].
 // tools/keras_goldens/zoo_models.py is its Keras twin, name for name (the
 // learned positions; rotary ones are keras_hub's, not in Keras 3 itself).
 std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options = {});

@@ -117,8 +117,9 @@ std::shared_ptr<keras::Model> transformer_encoder_classifier(const TransformerEn
 std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelOptions& options) {
   const KerasTensor inputs =
       keras::Input({options.sequence_length}, keras::InputOptions{.name = "tokens", .dtype = DType::kInt32});
-  KerasTensor x = (*std::make_shared<keras::Embedding>(options.vocabulary, options.dim,
-                                                       keras::EmbeddingOptions{.name = "token_embedding"}))(inputs);
+  const auto token_embedding =
+      std::make_shared<keras::Embedding>(options.vocabulary, options.dim, keras::EmbeddingOptions{.name = "token_embedding"});
+  KerasTensor x = (*token_embedding)(inputs);
   if (!options.rotary_positions) x = position_embedding(x);
   const std::optional<double> rotary =
       options.rotary_positions ? std::optional<double>(options.rotary_max_wavelength) : std::nullopt;
@@ -149,7 +150,10 @@ std::shared_ptr<keras::Model> decoder_language_model(const DecoderLanguageModelO
     x = add(x, feed(normalize(x, prefix + "_norm2"), prefix), prefix + "_add2");
   }
   x = normalize(x, "final_norm");
-  return std::make_shared<keras::Model>(inputs, dense(x, options.vocabulary, "linear", "logits"), options.name);
+  const KerasTensor logits = options.tied_logits
+                                 ? (*std::make_shared<keras::ReversedEmbedding>(token_embedding, "logits"))(x)
+                                 : dense(x, options.vocabulary, "linear", "logits");
+  return std::make_shared<keras::Model>(inputs, logits, options.name);
 }
 
 DecoderLanguageModelOptions decoder_lm_options() {

@@ -193,6 +193,24 @@ TEST(ModelGraphRuns, TheZoosDecoderBeatsTheUnigramEntropyOnHeldOutText) {
   EXPECT_NE(read_text(out / "report.md").find("held-out unigram entropy"), std::string::npos);
 }
 
+// The same decoder with its logits tied to the embedding (a
+// reversed_embedding in place of the logits' Dense): the table is one
+// variable, and the model learns the text as well.
+TEST(ModelGraphRuns, TheDecoderWithTiedLogitsLearnsTheTextToo) {
+  if (!fs::exists("/usr/share/common-licenses/GPL-3")) GTEST_SKIP() << "Debian's base-files text GPL-3 is missing";
+  std::string text = read_text(fs::path(EXPERIMENT_SOURCE_DIR) / "configs/models/decoder_lm.yaml");
+  const std::string own = "- dense: {name: logits, units: 256, inputs: final_norm}";
+  ASSERT_NE(text.find(own), std::string::npos);
+  text.replace(text.find(own), own.size(), "- reversed_embedding: {name: logits, embedding: token_embedding, inputs: final_norm}");
+  const fs::path out = scratch_dir("decoder_lm_tied");
+  const json document = run_experiment(write_file(out, "tied.yaml", text), out);
+  const json& run = document["runs"][0];
+  ASSERT_EQ(run["status"], "completed") << run["reason"];
+  const double first_loss = run["steps"][0]["logs"]["loss"].get<double>();
+  EXPECT_NEAR(first_loss, std::log(256.0), 0.5);
+  EXPECT_LT(run["evaluation"]["loss"].get<double>(), run["held_out_unigram_entropy"].get<double>());
+}
+
 // A graph of two inputs and two outputs (an image and a feature vector in,
 // a class and an auxiliary class out) trains from YAML on synthetic data,
 // eagerly, compiled and under MirroredStrategy on two logical CPUs (the

@@ -209,9 +209,10 @@ model:
       - softmax: {name: softmax_rows, axis: 1, inputs: elu}
       - embedding: {name: embedded, input_dim: 10, output_dim: 4, inputs: ids}
       - position_embedding: {name: positioned, trainable: false, inputs: embedded}
+      - reversed_embedding: {name: tied_logits, embedding: embedded, inputs: positioned}
     outputs: [strided, grouped, depthwise, separable, transposed, transposed_same, max_pool, average_pool, padded, cropped,
               upsampled, global_max, batch_norm, layer_norm, rms_norm, flat, permuted, repeated, attention, joined, difference,
-              product, mean, largest, smallest, softmax_rows, positioned, prelu]
+              product, mean, largest, smallest, softmax_rows, positioned, prelu, tied_logits]
 data: {source: synthetic}
 training: {optimizer: adam, loss: mse}
 )";

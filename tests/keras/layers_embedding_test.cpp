@@ -1,6 +1,7 @@
 // Embedding: Keras's weight, initializer and output shape, lookups of
 // integer and float ids, bad ids, and the scatter-add gradient (repeated ids
-// accumulate) against finite differences.
+// accumulate) against finite differences. ReversedEmbedding: logits tied to
+// the table, whose gradient sums both uses.
 #include "layer_gradient_check.hpp"
 
 #include <accel/error.hpp>
@@ -73,6 +74,44 @@ TEST_F(EmbeddingTest, GradientAccumulatesIntoTheLookedUpRows) {
   EXPECT_EQ(gradient.to_vector<float>(), (std::vector<float>{1, 1, 1, 3, 3, 3, 0, 0, 0, 0, 0, 0, 2, 2, 2}));
   testing::expect_layer_gradients_match_finite_differences([&](const Tensor& input) { return layer(input); }, ids,
                                                            {layer.embeddings()});
+}
+
+// Tied logits read the table transposed: h @ E^T, and the table's gradient
+// is the lookup's scatter-add plus the logits' h^T dy, transposed.
+TEST_F(EmbeddingTest, ReversedEmbeddingTiesTheLogitsToTheTable) {
+  auto embedding = std::make_shared<Embedding>(4, 3, EmbeddingOptions{.name = "tokens"});
+  ReversedEmbedding logits(embedding, "logits");
+  const Tensor ids = Tensor::from_vector<int32_t>({3, 0}, Shape{1, 2});
+  EXPECT_THROW(logits(Tensor::from_vector<float>({1, 0, 0}, Shape{1, 1, 3})), FailedPreconditionError);  // not built
+  (*embedding)(ids);
+  fill_rows(*embedding, 4);
+  const Tensor hidden = Tensor::from_vector<float>({1, 0, 0, 0, 1, -1}, Shape{1, 2, 3});
+  const Tensor y = logits(hidden);
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 4}));
+  EXPECT_EQ(logits.output_shape(), (LayerShape{kUnknownDim, 2, 4}));
+  // Row r of E is 10 r + {0, 1, 2}: h = e0 gives E[:, 0]; h = e1 - e2 gives -1 everywhere.
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 10, 20, 30, -1, -1, -1, -1}));
+  EXPECT_TRUE(logits.weights().empty());  // the table is the embedding's alone
+
+  GradientTape tape;
+  const Tensor gradient =
+      tape.gradient(ops::reduce_sum(logits((*embedding)(ids))), std::vector<Variable>{embedding->embeddings()})[0];
+  // d/dE of sum_t sum_r E[ids_t] . E[r]: each row r gets sum_t E[ids_t] (the logits),
+  // and each looked-up row gets sum_r E[r] (the lookup) once per lookup.
+  const std::vector<float> table = embedding->embeddings().value().to_vector<float>();
+  std::vector<float> expected(12, 0.0f);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 3; ++c) expected[r * 3 + c] = table[3 * 3 + c] + table[0 * 3 + c];
+  }
+  for (int looked_up : {3, 0}) {
+    for (int c = 0; c < 3; ++c) {
+      for (int r = 0; r < 4; ++r) expected[looked_up * 3 + c] += table[r * 3 + c];
+    }
+  }
+  EXPECT_EQ(gradient.to_vector<float>(), expected);
+
+  EXPECT_THROW(logits(Tensor::from_vector<float>({1, 0}, Shape{1, 1, 2})), InvalidArgumentError);  // 2 features, not 3
+  EXPECT_THROW(ReversedEmbedding(nullptr), InvalidArgumentError);
 }
 
 }  // namespace

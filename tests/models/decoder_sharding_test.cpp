@@ -211,9 +211,14 @@ TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
 // to rounding into rounding-sized updates of either sign), 3 epochs of 4
 // batches: the losses of every step and the final weights match fit on one
 // device from the same weights.
-TEST(DecoderSharding, FitUnderModelParallelTrainsAsOneDevice) {
+class FitUnderModelParallel : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
-  const DecoderLanguageModelOptions options = small_decoder();
+  DecoderLanguageModelOptions options = small_decoder();
+  // Tied: the embedding's table, sharded over both axes, is gathered for
+  // the lookup and for the logits, and its gradient sums both uses.
+  options.tied_logits = GetParam();
   const std::pair<Tensor, Tensor> examples = pattern_batch(16);
   const Tensor& x = examples.first;
   const Tensor& y = examples.second;
@@ -244,6 +249,7 @@ TEST(DecoderSharding, FitUnderModelParallelTrainsAsOneDevice) {
   layout_map.set("attention_output/kernel$", layout({"model", std::nullopt, "data"}));
   layout_map.set("mlp_in/kernel$", layout({"data", "model"}));
   layout_map.set("mlp_out/kernel$", layout({"model", "data"}));
+  layout_map.set("token_embedding/embeddings$", layout({"model", "data"}));
   const Trained sharded = train(std::make_shared<ModelParallel>(layout_map, "data"));
 
   EXPECT_TRUE(one_device.ran_unsharded);
@@ -263,6 +269,9 @@ TEST(DecoderSharding, FitUnderModelParallelTrainsAsOneDevice) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(DecoderSharding, FitUnderModelParallel, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "TiedLogits" : "OwnLogits"; });
 
 TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {
   DeviceScope on_cpu("/CPU:0");

@@ -80,6 +80,17 @@ TEST(ZooDecoderLanguageModel, LearnsTheNextByteOfARealText) {
   EXPECT_EQ(rotary_parameters, parameters - options.sequence_length * options.dim);
   ASSERT_EQ(rotary.size(), 36u);
   EXPECT_LT(rotary.back(), 3.2);
+
+  // Logits tied to the embedding: the logits' kernel and bias are gone (the
+  // table is one variable, trained by both uses), and it learns as well.
+  options.rotary_positions = false;
+  options.tied_logits = true;
+  int64_t tied_parameters = 0;
+  const std::vector<double> tied = train_on_the_text(options, &tied_parameters);
+  EXPECT_EQ(tied_parameters, parameters - (options.dim + 1) * options.vocabulary);
+  ASSERT_EQ(tied.size(), 36u);
+  EXPECT_NEAR(tied.front(), std::log(256.0), 0.5);
+  EXPECT_LT(tied.back(), 3.2);
 }
 
 }  // namespace

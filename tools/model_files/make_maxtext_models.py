@@ -32,11 +32,9 @@ def model_file(size, emb, heads, mlp, layers, per_chip_batch):
         "# Each layer is MaxText's parallel block: one RMS norm, then attention",
         "# (non-causal, as the run's flash-attention kernel was) and the MLP both",
         "# read it, and their outputs are added to the residual.",
-        "# Differences from MaxText, and their cost: the logits have their own",
-        f"# kernel ({VOCAB} x {emb}) where MaxText ties them to the embedding (the",
-        "# same FLOPs; MaxText's N counts the embedding once, so the estimate's",
-        "# N is larger by one embedding, about 1 %). Positions are rotary (RoPE,",
-        "# wavelengths up to 10000), applied to Q and K as MaxText does.",
+        "# The logits are tied to the embedding (its table transposed), as",
+        "# MaxText's were. Positions are rotary (RoPE, wavelengths up to 10000),",
+        "# applied to Q and K as MaxText does.",
         f"# Made by tools/model_files/make_maxtext_models.py. The published run:",
         f"#   accel tpu estimate --model configs/models/maxtext/{size}.yaml",
         f"# (the same as --slice v5e-256 --mesh fsdp={CHIPS} --remat full --batch {per_chip_batch * CHIPS}).",
@@ -64,7 +62,7 @@ def model_file(size, emb, heads, mlp, layers, per_chip_batch):
         previous = f"{block}_out"
     lines += [
         f"      - rms_normalization: {{name: final_norm, inputs: {previous}}}",
-        f"      - dense: {{name: logits, units: {VOCAB}, use_bias: false, inputs: final_norm}}",
+        "      - reversed_embedding: {name: logits, embedding: token_embedding, inputs: final_norm}",
         "    outputs: logits",
         "",
         "# Bytes of a text as token ids (the estimate makes its own batch of the",

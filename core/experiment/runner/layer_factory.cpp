@@ -180,9 +180,18 @@ std::shared_ptr<keras::Layer> make_merge_layer(const KerasObject& layer, const s
   return nullptr;
 }
 
-std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
+std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer, const EarlierLayer& earlier_layer) {
   const std::string& kind = layer.name;
   const std::string name = text_or(layer, "name", "");
+  if (kind == "reversed_embedding") {
+    const std::string embedding = text_or(layer, "embedding", "");
+    auto table = std::dynamic_pointer_cast<keras::Embedding>(earlier_layer ? earlier_layer(embedding) : nullptr);
+    if (table == nullptr) {
+      throw InvalidArgumentError("reversed_embedding '" + name + "': '" + embedding +
+                                 "' is not an embedding layer made before it (model.graph)");
+    }
+    return std::make_shared<keras::ReversedEmbedding>(std::move(table), name);
+  }
   if (kind == "dense") {
     keras::DenseOptions options;
     options.activation = text_or(layer, "activation", "linear");
@@ -285,8 +294,8 @@ std::shared_ptr<keras::Layer> make_layer_of_kind(const KerasObject& layer) {
 
 }  // namespace
 
-std::shared_ptr<keras::Layer> make_layer(const KerasObject& config) {
-  std::shared_ptr<keras::Layer> layer = make_layer_of_kind(config);
+std::shared_ptr<keras::Layer> make_layer(const KerasObject& config, const EarlierLayer& earlier_layer) {
+  std::shared_ptr<keras::Layer> layer = make_layer_of_kind(config, earlier_layer);
   if (!bool_or(config, "trainable", true)) layer->set_trainable(false);
   // Before the layer is built: its weights are made in the policy's variable dtype.
   if (set_argument(config, "dtype") != nullptr) layer->set_dtype_policy(keras::DTypePolicy(text_or(config, "dtype", "float32")));

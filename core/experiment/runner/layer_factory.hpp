@@ -7,10 +7,16 @@
 #include <accel/experiment/experiment.hpp>
 #include <accel/keras/layer.hpp>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace accel::experiment {
 
-std::shared_ptr<keras::Layer> make_layer(const KerasObject& layer);
+// The layers made before this one, by name: a reversed_embedding reads the
+// embedding it names (model.graph; the loader checked that it is one).
+using EarlierLayer = std::function<std::shared_ptr<keras::Layer>(const std::string& name)>;
+
+std::shared_ptr<keras::Layer> make_layer(const KerasObject& layer, const EarlierLayer& earlier_layer = {});
 
 }  // namespace accel::experiment

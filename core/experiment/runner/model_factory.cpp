@@ -31,9 +31,15 @@ std::shared_ptr<keras::Model> make_functional(const ModelConfig& model) {
     inputs.push_back(keras::Input(shape, keras::InputOptions{.name = input.name, .dtype = dtype}));
     tensors[input.name] = inputs.back();
   }
+  std::map<std::string, std::shared_ptr<keras::Layer>> made;
+  const EarlierLayer earlier_layer = [&](const std::string& name) {
+    const auto found = made.find(name);
+    return found == made.end() ? nullptr : found->second;
+  };
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const KerasObject& config = model.layers[i];
-    const std::shared_ptr<keras::Layer> layer = make_layer(config);
+    const std::shared_ptr<keras::Layer> layer = make_layer(config, earlier_layer);
+    made[layer->name()] = layer;
     std::vector<keras::KerasTensor> arguments;
     for (const GraphReference& reference : graph.calls[i].inputs) arguments.push_back(tensors.at(reference.name));
     keras::KerasTensor output;

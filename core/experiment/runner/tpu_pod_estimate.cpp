@@ -172,7 +172,7 @@ PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::
         complete(index);
         break;
       case StepEvent::Kind::kCollective:
-        if (async_collectives) {
+        if (async_collectives && network_of(index) == 0) {
           double& free = links_free[static_cast<size_t>(network_of(index))];
           const double seconds = collective_seconds[static_cast<size_t>(event.collective)];
           end[index] = std::max(free, ready[index]) + seconds;
@@ -316,6 +316,12 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   estimate.slices = options.slices;
   estimate.batch = options.batch > 0 ? options.batch : run.data->options.at("batch").as_int();
   if (estimate.batch % (batch_devices * options.slices) != 0) {
+    if (options.batch == 0 && estimate.batch % batch_devices == 0) {  // the run's batch, meant per slice
+      throw InvalidArgumentError(fmt::format(
+          "data.batch {}: {} slices of {} batch shards do not split it evenly; --batch is the global batch over "
+          "every slice (--batch {} gives each slice {})",
+          estimate.batch, options.slices, batch_devices, estimate.batch * options.slices, estimate.batch));
+    }
     throw InvalidArgumentError(fmt::format("--batch {}: a global batch that {} slices of {} batch shards do not split evenly",
                                            estimate.batch, options.slices, batch_devices));
   }

@@ -53,7 +53,9 @@ struct TpuPodOptions {
 // network's links, one at a time. Asynchronous, a collective starts once its
 // operand exists and the links are free, and only the ops that read its
 // result wait for it; synchronous, it runs on the chip like an op, blocking
-// it and the links.
+// it and the links. Collectives between slices are synchronous either way:
+// the hosts move them over the data-center network while the chip waits
+// (XLA's asynchronous collective flags are the ICI's).
 struct PodSchedule {
   double step_seconds = 0;
   double compute_seconds = 0;             // the ops' own time

@@ -32,6 +32,7 @@
 #include <accel/keras/layers/permute.hpp>
 #include <accel/keras/layers/pooling2d.hpp>
 #include <accel/keras/layers/position_embedding.hpp>
+#include <accel/keras/layers/reversed_embedding.hpp>
 #include <accel/keras/layers/prelu.hpp>
 #include <accel/keras/layers/repeat_vector.hpp>
 #include <accel/keras/layers/reshape.hpp>
