@@ -6,7 +6,9 @@
 //  - DataParallel over the 4 devices of both processes;
 //  - ModelParallel, FSDP over "data" (across the processes) x tensor
 //    parallelism over "model" (within each) on a 2 x 2 mesh.
-// A mesh the processes cannot split is refused in every process, naming why.
+// A mesh the processes cannot split is refused in every process, naming why;
+// a process that dies mid-training makes the other fail with a clear error,
+// not wait for it.
 // The programs run in sharded_training_worker; every wait is bounded.
 #include "worker_cluster.hpp"
 
@@ -138,6 +140,24 @@ TEST_F(ShardedTrainingAcrossProcesses, AMeshTheProcessesCannotSplitIsRefusedNami
     EXPECT_NE(output.find("names task 2, but the mesh spans 2 processes"), std::string::npos) << output;
     EXPECT_EQ(output.find("accepted"), std::string::npos) << output;
   }
+}
+
+TEST_F(ShardedTrainingAcrossProcesses, AProcessThatDiesMidTrainingMakesTheOtherFailNotWait) {
+  const std::string cluster_json = testing::local_workers_cluster_json(2);
+  WorkerCluster cluster;
+  const auto started = std::chrono::steady_clock::now();
+  cluster.start({kWorker, "model_parallel", "timeout_ms=5000"}, testing::tf_config_for(cluster_json, "worker", 0));
+  cluster.start({kWorker, "model_parallel", "timeout_ms=5000", "exit_at_step=3"},
+                testing::tf_config_for(cluster_json, "worker", 1));
+  ASSERT_TRUE(cluster.wait_all(100s)) << cluster.all_output();
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::fprintf(stderr, "both processes exited after %.1f s\n", std::chrono::duration<double>(took).count());
+  EXPECT_LT(took, 60s);
+  EXPECT_EQ(cluster.exit_code(1), 9) << cluster.all_output();
+  EXPECT_EQ(cluster.exit_code(0), 3) << cluster.all_output();
+  const std::string& output = cluster.output(0);
+  EXPECT_NE(output.find("error: "), std::string::npos) << output;
+  EXPECT_NE(output.find("a peer left or did not answer"), std::string::npos) << output;
 }
 
 }  // namespace

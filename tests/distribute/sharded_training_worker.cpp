@@ -10,6 +10,7 @@
 //          bad_meshes      meshes the processes cannot split: prints "refused: <message>" for each
 //     output=PATH          writes the losses (one line), then each weight (a line each), as hex floats
 //     timeout_ms=30000     the collectives' bound
+//     exit_at_step=N       dies (exit code 9, no clean-up) after step N, as a crashed process would
 //
 // Every mode but single joins the cluster in TF_CONFIG. Prints "done" at the
 // end; on failure "error: <message>" on stderr and exit code 3.
@@ -24,6 +25,7 @@
 #include <accel/keras/optimizers.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -42,9 +44,25 @@ class StepLosses final : public keras::Callback {
   std::vector<double> losses;
 };
 
+class ExitAtStep final : public keras::Callback {
+ public:
+  explicit ExitAtStep(int64_t step) : step_(step) {}
+  void on_train_batch_end(int64_t, const keras::Logs&) override {
+    if (++steps_ == step_) {
+      std::fflush(stdout);
+      std::_Exit(9);
+    }
+  }
+
+ private:
+  int64_t step_;
+  int64_t steps_ = 0;
+};
+
 // The decoder fitted under `distribution` (null: on one device) from the same seed.
 std::pair<std::shared_ptr<keras::Model>, std::vector<double>> fit_decoder(
-    std::shared_ptr<const kd::Distribution> distribution, int32_t rows, int64_t batch_size) {
+    std::shared_ptr<const kd::Distribution> distribution, int32_t rows, int64_t batch_size,
+    std::vector<std::shared_ptr<keras::Callback>> callbacks = {}) {
   DeviceScope on_cpu("/CPU:0");
   keras::clear_session();
   keras::set_random_seed(5);
@@ -56,7 +74,8 @@ std::pair<std::shared_ptr<keras::Model>, std::vector<double>> fit_decoder(
   kd::set_distribution(nullptr);
   const auto [x, y] = model_zoo::pattern_batch(rows);
   auto losses = std::make_shared<StepLosses>();
-  model->fit(x, y, {.epochs = 5, .batch_size = batch_size, .verbose = 0, .callbacks = {losses}, .shuffle = false});
+  callbacks.insert(callbacks.begin(), losses);
+  model->fit(x, y, {.epochs = 5, .batch_size = batch_size, .verbose = 0, .callbacks = callbacks, .shuffle = false});
   return {model, losses->losses};
 }
 
@@ -117,7 +136,9 @@ int run(const std::string& mode, std::map<std::string, std::string> options) {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   }
-  const auto [model, losses] = fit_decoder(distribution, 16, 4);
+  std::vector<std::shared_ptr<keras::Callback>> callbacks;
+  if (options.contains("exit_at_step")) callbacks.push_back(std::make_shared<ExitAtStep>(std::stoll(options["exit_at_step"])));
+  const auto [model, losses] = fit_decoder(distribution, 16, 4, callbacks);
   if (options.contains("output")) write_result(*model, losses, options["output"]);
   distribute::shutdown_distribution();
   std::printf("done\n");
