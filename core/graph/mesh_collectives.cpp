@@ -218,7 +218,7 @@ std::vector<std::byte> MeshCollectives::run(size_t key, size_t device, const Col
   if (meeting.operands.empty()) meeting.operands.resize(devices_);
   meeting.operands[device] = std::move(operand);
   if (++meeting.arrived == local_devices_ && abort_reason_.empty()) {
-    if (exchange_) {
+    if (exchange_ && crosses_processes(attributes.mesh_axes)) {
       // The other local devices wait for `complete`: only this thread touches the operands now.
       lock.unlock();
       try {
@@ -273,6 +273,17 @@ std::vector<std::byte> MeshCollectives::run(size_t key, size_t device, const Col
   lock.lock();
   if (++meeting.departed == local_devices_) meetings_.erase(key);
   return output;
+}
+
+bool MeshCollectives::crosses_processes(uint32_t mesh_axes) {
+  auto found = crosses_processes_.find(mesh_axes);
+  if (found != crosses_processes_.end()) return found->second;
+  bool crosses = false;
+  for (size_t device = 0; device < devices_ && !crosses; ++device) {
+    for (size_t member : group_of(device, mesh_axes)) crosses = crosses || member / local_devices_ != device / local_devices_;
+  }
+  crosses_processes_[mesh_axes] = crosses;
+  return crosses;
 }
 
 void MeshCollectives::exchange_operands(Meeting& meeting) {

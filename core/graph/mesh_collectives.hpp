@@ -10,7 +10,9 @@
 // contiguous block of the mesh's devices: its devices meet as above, and the
 // last to arrive exchanges their operands with every other process, so that
 // each device then sees the operands of all the mesh's devices and computes
-// its output exactly as in one process (the same bits).
+// its output exactly as in one process (the same bits). A collective whose
+// groups all stay within processes (over an axis inside each) exchanges
+// nothing.
 #pragma once
 
 #include "graph/process_exchange.hpp"
@@ -79,12 +81,16 @@ class MeshCollectives {
   void exchange_operands(Meeting& meeting);
   // Device `device`'s group for `mesh_axes`, in shard order.
   std::vector<size_t> group_of(size_t device, uint32_t mesh_axes) const;
+  // Whether some group for `mesh_axes` holds devices of two processes: the
+  // same answer in every process, so all exchange or none. Under the lock.
+  bool crosses_processes(uint32_t mesh_axes);
 
   MeshShape mesh_;
   size_t devices_ = 0;  // in the whole mesh
   size_t first_local_ = 0;
   size_t local_devices_ = 0;
   ProcessExchange* exchange_ = nullptr;
+  std::map<uint32_t, bool> crosses_processes_;  // by mesh_axes
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<size_t, Meeting> meetings_;

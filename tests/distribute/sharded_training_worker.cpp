@@ -125,7 +125,7 @@ int run(const std::string& mode, std::map<std::string, std::string> options) {
   }
   std::shared_ptr<const kd::Distribution> distribution;
   if (mode == "data_parallel") {
-    distribution = std::make_shared<kd::DataParallel>(kd::list_devices("CPU"));
+    distribution = std::make_shared<kd::DataParallel>();  // every process's devices, as Keras's default
   } else if (mode == "model_parallel") {
     distribution = model_parallel(kd::list_devices("CPU"));
   } else if (mode == "bad_meshes") {

@@ -1,7 +1,8 @@
 // MeshCollectives across processes: a 2 x 2 mesh held by two MeshCollectives
 // of 2 devices each (two "processes" in one test, their devices on threads),
 // joined by an in-memory ProcessExchange, gives every device the bits the
-// same collectives give on one MeshCollectives of 4 devices; an exchange that
+// same collectives give on one MeshCollectives of 4 devices, exchanging only
+// for the collectives whose groups cross the processes; an exchange that
 // breaks fails every waiting device instead of leaving it waiting; a mesh that
 // is not processes x local devices is refused. (The exchange over Gloo
 // between real processes: tests/distribute/sharded_multiprocess_test.cpp.)
@@ -53,6 +54,11 @@ class InMemoryProcesses {
   }
 
   int count() const { return count_; }
+  // How many all-gathers completed.
+  uint64_t rounds() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return round_;
+  }
 
  private:
   int count_;
@@ -142,6 +148,7 @@ TEST(MeshCollectivesAcrossProcesses, TwoProcessesOfTwoDevicesGiveTheBitsOfOnePro
   std::thread other([&] { run_devices(process_1, two_processes, errors); });
   run_devices(process_0, two_processes, errors);
   other.join();
+  EXPECT_EQ(processes.rounds(), collectives().size() - 1) << "the all-gather over 'model' stays within each process";
   for (size_t device = 0; device < 4; ++device) {
     ASSERT_EQ(errors[device], "") << "device " << device;
     ASSERT_EQ(two_processes[device].size(), collectives().size());

@@ -23,7 +23,13 @@ std::vector<Device> process_devices(const DeviceMesh& mesh, int process_id, int 
   for (int64_t index = 0; index < count; ++index) {
     const std::string& text = mesh.devices()[static_cast<size_t>(index)];
     const DeviceName name = DeviceName::parse(text);
-    if (name.task < 0 || name.task >= num_processes) {
+    if (name.task < 0) {
+      throw InvalidArgumentError(fmt::format(
+          "mesh device {} ({}) names no task; a mesh across {} processes names each device's task, as "
+          "keras::distribution::list_devices does (\"/job:worker/replica:0/task:1/device:CPU:0\")",
+          index, text, num_processes));
+    }
+    if (name.task >= num_processes) {
       throw InvalidArgumentError(fmt::format(
           "mesh device {} ({}) names task {}, but the mesh spans {} processes: tasks 0 to {} "
           "(keras::distribution::list_devices names them)",
