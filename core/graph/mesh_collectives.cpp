@@ -225,8 +225,9 @@ std::vector<std::byte> MeshCollectives::run(size_t key, size_t device, const Col
         exchange_operands(meeting);
       } catch (const std::exception& error) {
         abort(fmt::format("the exchange with the other processes failed: {}", error.what()));
-        throw UnavailableError(fmt::format("SPMD collective {} (node {}): the exchange with the other processes failed: {}",
-                                           collective_name(attributes.kind), key, error.what()));
+        throw UnavailableError(
+            fmt::format("SPMD collective {} (node {}): the exchange with the other processes failed: {}",
+                        collective_name(attributes.kind), key, error.what()));
       }
       lock.lock();
     }
@@ -280,7 +281,9 @@ bool MeshCollectives::crosses_processes(uint32_t mesh_axes) {
   if (found != crosses_processes_.end()) return found->second;
   bool crosses = false;
   for (size_t device = 0; device < devices_ && !crosses; ++device) {
-    for (size_t member : group_of(device, mesh_axes)) crosses = crosses || member / local_devices_ != device / local_devices_;
+    for (size_t member : group_of(device, mesh_axes)) {
+      crosses = crosses || member / local_devices_ != device / local_devices_;
+    }
   }
   crosses_processes_[mesh_axes] = crosses;
   return crosses;

@@ -64,8 +64,8 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
     executor->set_collective_handler([this, device](size_t index, const Node& node, const Tensor& operand,
                                                     const Tensor& output) {
       std::vector<std::byte> result =
-          collectives_->run(index, mesh_device(device), node.attributes_as<CollectiveAttributes>(), operand.dtype(), operand.shape(),
-                            output.shape(), host_bytes(operand));
+          collectives_->run(index, mesh_device(device), node.attributes_as<CollectiveAttributes>(), operand.dtype(),
+                            operand.shape(), output.shape(), host_bytes(operand));
       Tensor written = output;
       written.assign(Tensor::from_host(result.data(), output.shape(), output.dtype(), devices_[device]));
     });
@@ -128,7 +128,8 @@ std::vector<std::vector<Tensor>> SpmdProgram::run(const std::vector<std::vector<
 
 std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_shards() {
   const size_t mesh_devices = static_cast<size_t>(partition_.mesh.device_count());
-  std::vector<std::vector<std::vector<std::byte>>> shards(mesh_devices, std::vector<std::vector<std::byte>>(captures_.size()));
+  std::vector<std::vector<std::vector<std::byte>>> shards(mesh_devices,
+                                                          std::vector<std::vector<std::byte>>(captures_.size()));
   const bool any_sharded = std::any_of(captures_.begin(), captures_.end(),
                                        [&](ValueId id) { return !sharding(id).is_replicated(); });
   if (!exchange_ || !any_sharded) return shards;  // every process holds the whole values already

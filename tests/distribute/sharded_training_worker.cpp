@@ -24,6 +24,7 @@
 #include <accel/keras/losses.hpp>
 #include <accel/keras/optimizers.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -121,7 +122,8 @@ int run(const std::string& mode, std::map<std::string, std::string> options) {
   };
   if (mode != "single") {
     const distribute::TFConfigClusterResolver resolver;
-    distribute::initialize_distribution(resolver, {.timeout = std::chrono::milliseconds(std::stoll(option("timeout_ms", "30000")))});
+    const std::chrono::milliseconds timeout(std::stoll(option("timeout_ms", "30000")));
+    distribute::initialize_distribution(resolver, {.timeout = timeout});
   }
   std::shared_ptr<const kd::Distribution> distribution;
   if (mode == "data_parallel") {
@@ -137,7 +139,9 @@ int run(const std::string& mode, std::map<std::string, std::string> options) {
     return 2;
   }
   std::vector<std::shared_ptr<keras::Callback>> callbacks;
-  if (options.contains("exit_at_step")) callbacks.push_back(std::make_shared<ExitAtStep>(std::stoll(options["exit_at_step"])));
+  if (options.contains("exit_at_step")) {
+    callbacks.push_back(std::make_shared<ExitAtStep>(std::stoll(options["exit_at_step"])));
+  }
   const auto [model, losses] = fit_decoder(distribution, 16, 4, callbacks);
   if (options.contains("output")) write_result(*model, losses, options["output"]);
   distribute::shutdown_distribution();
