@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/barrier.h>
@@ -307,6 +308,43 @@ Tensor CollectiveGroup::all_gather(const Tensor& tensor) {
   if (dims.empty()) dims.push_back(1);
   dims[0] *= size();
   return Tensor::from_host(gathered.data(), Shape(std::move(dims)), DType::kFloat32, tensor.device());
+}
+
+std::vector<std::vector<std::byte>> CollectiveGroup::all_gather_bytes(std::span<const std::byte> bytes) {
+  std::vector<std::vector<std::byte>> gathered(static_cast<size_t>(size()));
+  gathered[static_cast<size_t>(rank())].assign(bytes.begin(), bytes.end());
+  if (size() == 1) return gathered;
+  // The sizes first, so that each rank may send its own; then the bytes.
+  std::vector<uint64_t> sizes(static_cast<size_t>(size()), 0);
+  uint64_t own_size = bytes.size();
+  state_->run("all_gather_bytes", [&](uint32_t tag) {
+    gloo::AllgatherOptions options(state_->context);
+    options.setInput(&own_size, 1);
+    options.setOutput(sizes.data(), sizes.size());
+    options.setTag(tag);
+    options.setTimeout(state_->timeout);
+    gloo::allgather(options);
+  });
+  std::vector<size_t> elements(sizes.begin(), sizes.end());
+  size_t total = 0;
+  for (size_t count : elements) total += count;
+  if (total == 0) return gathered;
+  std::vector<char> output(total);
+  state_->run("all_gather_bytes", [&](uint32_t tag) {
+    gloo::AllgathervOptions options(state_->context);
+    options.setInput(reinterpret_cast<char*>(const_cast<std::byte*>(bytes.data())), bytes.size());
+    options.setOutput(output.data(), elements);
+    options.setTag(tag);
+    options.setTimeout(state_->timeout);
+    gloo::allgatherv(options);
+  });
+  size_t at = 0;
+  for (size_t member = 0; member < elements.size(); ++member) {
+    const std::byte* from = reinterpret_cast<const std::byte*>(output.data()) + at;
+    gathered[member].assign(from, from + elements[member]);
+    at += elements[member];
+  }
+  return gathered;
 }
 
 void CollectiveGroup::broadcast(std::span<float> values, int root) {

@@ -169,6 +169,21 @@ void place_shard(std::vector<std::byte>& whole, const Shape& whole_shape, const 
 
 MeshCollectives::MeshCollectives(MeshShape mesh) : mesh_(std::move(mesh)) {
   devices_ = static_cast<size_t>(mesh_.device_count());
+  local_devices_ = devices_;
+}
+
+MeshCollectives::MeshCollectives(MeshShape mesh, size_t local_devices, ProcessExchange* exchange)
+    : mesh_(std::move(mesh)), local_devices_(local_devices), exchange_(exchange) {
+  devices_ = static_cast<size_t>(mesh_.device_count());
+  const size_t processes = exchange_ ? static_cast<size_t>(exchange_->num_processes()) : 1;
+  if (local_devices_ == 0 || local_devices_ * processes != devices_) {
+    throw InvalidArgumentError(fmt::format(
+        "SPMD collectives: a mesh of {} devices cannot be {} processes x {} devices each; every process must hold "
+        "as many of the mesh's devices",
+        devices_, processes, local_devices_));
+  }
+  if (exchange_) first_local_ = static_cast<size_t>(exchange_->process_id()) * local_devices_;
+  if (processes == 1) exchange_ = nullptr;  // nothing to exchange
 }
 
 std::vector<size_t> MeshCollectives::group_of(size_t device, uint32_t mesh_axes) const {
@@ -194,12 +209,32 @@ std::vector<std::byte> MeshCollectives::run(size_t key, size_t device, const Col
     return slice_of(operand, operand_shape, attributes.dimension, position, group.size(), element_bytes);
   }
 
+  if (device < first_local_ || device >= first_local_ + local_devices_) {
+    throw InternalError(fmt::format("SPMD collective: device {} is not one of this process's devices {} to {}", device,
+                                    first_local_, first_local_ + local_devices_ - 1));
+  }
   std::unique_lock<std::mutex> lock(mutex_);
-  Meeting& meeting = meetings_[key];
+  Meeting& meeting = meetings_[key];  // std::map: stays where it is while others are added
   if (meeting.operands.empty()) meeting.operands.resize(devices_);
   meeting.operands[device] = std::move(operand);
-  if (++meeting.arrived == devices_) changed_.notify_all();
-  changed_.wait(lock, [&] { return meeting.arrived == devices_ || !abort_reason_.empty(); });
+  if (++meeting.arrived == local_devices_ && abort_reason_.empty()) {
+    if (exchange_ && crosses_processes(attributes.mesh_axes)) {
+      // The other local devices wait for `complete`: only this thread touches the operands now.
+      lock.unlock();
+      try {
+        exchange_operands(meeting);
+      } catch (const std::exception& error) {
+        abort(fmt::format("the exchange with the other processes failed: {}", error.what()));
+        throw UnavailableError(
+            fmt::format("SPMD collective {} (node {}): the exchange with the other processes failed: {}",
+                        collective_name(attributes.kind), key, error.what()));
+      }
+      lock.lock();
+    }
+    meeting.complete = true;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [&] { return meeting.complete || !abort_reason_.empty(); });
   if (!abort_reason_.empty()) throw UnavailableError("SPMD collective abandoned: " + abort_reason_);
   std::vector<const std::vector<std::byte>*> members;
   for (size_t member : group) members.push_back(&meeting.operands[member]);
@@ -237,8 +272,53 @@ std::vector<std::byte> MeshCollectives::run(size_t key, size_t device, const Col
   }
 
   lock.lock();
-  if (++meeting.departed == devices_) meetings_.erase(key);
+  if (++meeting.departed == local_devices_) meetings_.erase(key);
   return output;
+}
+
+bool MeshCollectives::crosses_processes(uint32_t mesh_axes) {
+  auto found = crosses_processes_.find(mesh_axes);
+  if (found != crosses_processes_.end()) return found->second;
+  bool crosses = false;
+  for (size_t device = 0; device < devices_ && !crosses; ++device) {
+    for (size_t member : group_of(device, mesh_axes)) {
+      crosses = crosses || member / local_devices_ != device / local_devices_;
+    }
+  }
+  crosses_processes_[mesh_axes] = crosses;
+  return crosses;
+}
+
+void MeshCollectives::exchange_operands(Meeting& meeting) {
+  // Every device's operand has one size (the program is the same on every
+  // device), so a process's bytes are its devices' operands back to back.
+  const size_t operand_bytes = meeting.operands[first_local_].size();
+  std::vector<std::byte> local(operand_bytes * local_devices_);
+  for (size_t device = 0; device < local_devices_; ++device) {
+    const std::vector<std::byte>& operand = meeting.operands[first_local_ + device];
+    if (operand.size() != operand_bytes) {
+      throw InternalError(fmt::format("SPMD collective: device {}'s operand has {} bytes, device {}'s {}",
+                                      first_local_ + device, operand.size(), first_local_, operand_bytes));
+    }
+    if (operand_bytes > 0) std::memcpy(local.data() + device * operand_bytes, operand.data(), operand_bytes);
+  }
+  const std::vector<std::vector<std::byte>> gathered = exchange_->all_gather(local);
+  if (gathered.size() * local_devices_ != devices_) {
+    throw InternalError(fmt::format("SPMD collective: the exchange returned {} processes' operands; expected {}",
+                                    gathered.size(), devices_ / local_devices_));
+  }
+  for (size_t process = 0; process < gathered.size(); ++process) {
+    if (process * local_devices_ == first_local_) continue;  // our own
+    if (gathered[process].size() != local.size()) {
+      throw InternalError(fmt::format("SPMD collective: process {} sent {} bytes of operands, this process {}; the "
+                                      "processes do not run the same program",
+                                      process, gathered[process].size(), local.size()));
+    }
+    for (size_t device = 0; device < local_devices_; ++device) {
+      const std::byte* from = gathered[process].data() + device * operand_bytes;
+      meeting.operands[process * local_devices_ + device].assign(from, from + operand_bytes);
+    }
+  }
 }
 
 void MeshCollectives::abort(const std::string& reason) {

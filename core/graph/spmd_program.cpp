@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -21,13 +22,15 @@ std::vector<std::byte> host_bytes(const Tensor& tensor) {
 
 }  // namespace
 
-SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices)
-    : partition_(partition), devices_(std::move(devices)),
-      collectives_(std::make_unique<MeshCollectives>(partition.mesh)) {
-  if (static_cast<int64_t>(devices_.size()) != partition_.mesh.device_count()) {
+SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices,
+                         ProcessExchange* exchange)
+    : partition_(partition), devices_(std::move(devices)), exchange_(exchange) {
+  if (!exchange_ && static_cast<int64_t>(devices_.size()) != partition_.mesh.device_count()) {
     throw InvalidArgumentError(fmt::format("SPMD program: the mesh has {} devices; {} given",
                                            partition_.mesh.device_count(), devices_.size()));
   }
+  collectives_ = std::make_unique<MeshCollectives>(partition_.mesh, devices_.size(), exchange_);
+  if (exchange_ && exchange_->num_processes() == 1) exchange_ = nullptr;
   for (size_t id = 0; id < partitioned.values.size(); ++id) {
     if (partitioned.values[id].kind != ValueKind::kCapture) continue;
     captures_.push_back(static_cast<ValueId>(id));
@@ -61,8 +64,8 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
     executor->set_collective_handler([this, device](size_t index, const Node& node, const Tensor& operand,
                                                     const Tensor& output) {
       std::vector<std::byte> result =
-          collectives_->run(index, device, node.attributes_as<CollectiveAttributes>(), operand.dtype(), operand.shape(),
-                            output.shape(), host_bytes(operand));
+          collectives_->run(index, mesh_device(device), node.attributes_as<CollectiveAttributes>(), operand.dtype(),
+                            operand.shape(), output.shape(), host_bytes(operand));
       Tensor written = output;
       written.assign(Tensor::from_host(result.data(), output.shape(), output.dtype(), devices_[device]));
     });
@@ -72,10 +75,12 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
 
 SpmdProgram::~SpmdProgram() = default;
 
+size_t SpmdProgram::mesh_device(size_t device) const { return collectives_->first_local_device() + device; }
+
 Tensor SpmdProgram::shard_of(const Tensor& whole, ValueId id, size_t device) const {
   const size_t element_bytes = dtype_size(whole.dtype());
   const std::vector<std::byte> shard =
-      cut_shard(host_bytes(whole), whole.shape(), sharding(id), partition_.mesh, device, element_bytes);
+      cut_shard(host_bytes(whole), whole.shape(), sharding(id), partition_.mesh, mesh_device(device), element_bytes);
   const Shape shard_shape = local_shape(whole.shape(), sharding(id), partition_.mesh, fmt::format("value {}", id));
   return Tensor::from_host(shard.data(), shard_shape, whole.dtype(), devices_[device]);
 }
@@ -100,7 +105,7 @@ std::vector<std::vector<Tensor>> SpmdProgram::run(const std::vector<std::vector<
         results[device] = executors_[device]->run(arguments[device]);
       } catch (const std::exception& error) {
         errors[device] = std::current_exception();
-        collectives_->abort(fmt::format("device {} failed: {}", device, error.what()));
+        collectives_->abort(fmt::format("device {} failed: {}", mesh_device(device), error.what()));
       }
     });
   }
@@ -121,14 +126,63 @@ std::vector<std::vector<Tensor>> SpmdProgram::run(const std::vector<std::vector<
   return results;
 }
 
+std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_shards() {
+  const size_t mesh_devices = static_cast<size_t>(partition_.mesh.device_count());
+  std::vector<std::vector<std::vector<std::byte>>> shards(mesh_devices,
+                                                          std::vector<std::vector<std::byte>>(captures_.size()));
+  const bool any_sharded = std::any_of(captures_.begin(), captures_.end(),
+                                       [&](ValueId id) { return !sharding(id).is_replicated(); });
+  if (!exchange_ || !any_sharded) return shards;  // every process holds the whole values already
+  // Every process holds the same captures with the same shard shapes, so one
+  // exchange carries them all: device by device, capture by capture.
+  std::vector<size_t> shard_bytes(captures_.size(), 0);
+  std::vector<std::byte> local;
+  for (size_t device = 0; device < devices_.size(); ++device) {
+    for (size_t capture = 0; capture < captures_.size(); ++capture) {
+      if (sharding(captures_[capture]).is_replicated()) continue;  // whole on every device already
+      const std::vector<std::byte> bytes = host_bytes(shards_[device][capture]);
+      shard_bytes[capture] = bytes.size();
+      local.insert(local.end(), bytes.begin(), bytes.end());
+    }
+  }
+  const std::vector<std::vector<std::byte>> gathered = exchange_->all_gather(local);
+  for (size_t process = 0; process < gathered.size(); ++process) {
+    if (process == static_cast<size_t>(exchange_->process_id())) continue;
+    if (gathered[process].size() != local.size()) {
+      throw InternalError(fmt::format("SPMD program: process {} sent {} bytes of shards, this process {}; the "
+                                      "processes do not run the same program",
+                                      process, gathered[process].size(), local.size()));
+    }
+    size_t at = 0;
+    for (size_t device = 0; device < devices_.size(); ++device) {
+      for (size_t capture = 0; capture < captures_.size(); ++capture) {
+        if (sharding(captures_[capture]).is_replicated()) continue;
+        const std::byte* from = gathered[process].data() + at;
+        shards[process * devices_.size() + device][capture].assign(from, from + shard_bytes[capture]);
+        at += shard_bytes[capture];
+      }
+    }
+  }
+  return shards;
+}
+
 void SpmdProgram::gather_captures() {
+  std::vector<std::vector<std::vector<std::byte>>> remote = exchange_capture_shards();
   for (size_t capture = 0; capture < captures_.size(); ++capture) {
     Tensor& whole = whole_[capture];
     std::vector<std::byte> bytes(static_cast<size_t>(whole.byte_size()));
     const size_t element_bytes = dtype_size(whole.dtype());
+    const ValueSharding& layout = sharding(captures_[capture]);
     for (size_t device = 0; device < devices_.size(); ++device) {
-      place_shard(bytes, whole.shape(), host_bytes(shards_[device][capture]), sharding(captures_[capture]),
-                  partition_.mesh, device, element_bytes);
+      place_shard(bytes, whole.shape(), host_bytes(shards_[device][capture]), layout, partition_.mesh,
+                  mesh_device(device), element_bytes);
+    }
+    if (!layout.is_replicated()) {
+      for (size_t device = 0; device < remote.size(); ++device) {
+        if (!remote[device][capture].empty()) {
+          place_shard(bytes, whole.shape(), remote[device][capture], layout, partition_.mesh, device, element_bytes);
+        }
+      }
     }
     whole.assign(Tensor::from_host(bytes.data(), whole.shape(), whole.dtype(), whole.device()));
   }

@@ -6,6 +6,12 @@
 // every captured value (variables and optimizer slots, updated in place
 // step after step) and writes them back whole on request.
 //
+// Across processes (a ProcessExchange given), each process runs this
+// program on its own block of the mesh's devices (process_id() x their
+// count onwards, as many in each); the collectives exchange operands with
+// the other processes (mesh_collectives.hpp), and gather_captures() gathers
+// the other processes' shards, so that every process ends with whole values.
+//
 // Host state is touched by one thread only: host nodes (an optimizer's
 // iteration count) run on the first device's thread, and the attributes that
 // are refreshed from host state (a learning rate, an optimizer step, a random
@@ -16,6 +22,7 @@
 #include "graph/graph.hpp"
 #include "graph/graph_executor.hpp"
 #include "graph/passes/passes.hpp"
+#include "graph/process_exchange.hpp"
 
 #include <accel/tensor.hpp>
 
@@ -29,17 +36,23 @@ class MeshCollectives;
 class SpmdProgram {
  public:
   // `partitioned` and `partition` as partition_spmd left them; `devices`
-  // row-major over the mesh (as many as the mesh has). Cuts every captured
-  // value into its devices' shards (copied to them).
-  SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices);
+  // this process's devices of the mesh, row-major (all of the mesh's
+  // without `exchange`); `exchange` (borrowed, outliving the program) joins
+  // the other processes. Cuts every captured value into its devices' shards
+  // (copied to them). Throws InvalidArgumentError when the mesh's devices are
+  // not the processes x `devices`.
+  SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices,
+              ProcessExchange* exchange = nullptr);
   ~SpmdProgram();
 
+  // Device indices below are this process's (0 to device_count() - 1).
   // `arguments[d]` holds device d's shard of each parameter. Returns each
   // device's results (whole: partition_spmd makes results replicated).
   std::vector<std::vector<Tensor>> run(const std::vector<std::vector<Tensor>>& arguments);
 
   // Writes every captured value's shards back into its whole tensor (the
-  // variable the step was traced with).
+  // variable the step was traced with). Across processes a collective: every
+  // process calls it after the same run.
   void gather_captures();
 
   // The shard of value `id` (a capture or parameter of the partitioned
@@ -50,6 +63,11 @@ class SpmdProgram {
 
  private:
   const ValueSharding& sharding(ValueId id) const { return partition_.shardings[static_cast<size_t>(id)]; }
+  // The mesh index of this process's device `device`.
+  size_t mesh_device(size_t device) const;
+  // The other processes' shards of the sharded captures: [mesh device][capture]
+  // bytes, this process's own devices left empty.
+  std::vector<std::vector<std::vector<std::byte>>> exchange_capture_shards();
 
   SpmdPartition partition_;
   std::vector<Device> devices_;
@@ -65,6 +83,7 @@ class SpmdProgram {
     AttributeRefresh refresh;
   };
   std::vector<Refreshed> refreshed_;
+  ProcessExchange* exchange_ = nullptr;  // null in one process
   std::unique_ptr<MeshCollectives> collectives_;
 };
 

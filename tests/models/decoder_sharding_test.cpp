@@ -33,6 +33,7 @@
 #include "../../core/keras/distribution/layout_sharding.hpp"
 #include "../common/split_cpu_environment.hpp"
 #include "model_zoo.hpp"
+#include "small_decoder.hpp"
 
 namespace accel::model_zoo {
 namespace {
@@ -54,30 +55,6 @@ class StepLosses final : public keras::Callback {
     ::testing::AddGlobalTestEnvironment(new testing::SplitCpuEnvironment(4));
 
 TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
-
-// The decoder at a size that trains in a few steps: vocabulary 32, 8 tokens, width 16, 2 heads, 2 blocks.
-DecoderLanguageModelOptions small_decoder() {
-  DecoderLanguageModelOptions options;
-  options.vocabulary = 32;
-  options.sequence_length = 8;
-  options.dim = 16;
-  options.heads = 2;
-  options.feed_forward = 32;
-  options.blocks = 2;
-  return options;
-}
-
-// `rows` sequences of 8 tokens and their next tokens: a fixed pattern to learn.
-std::pair<Tensor, Tensor> pattern_batch(int32_t rows) {
-  std::vector<int32_t> tokens, next;
-  for (int32_t row = 0; row < rows; ++row) {
-    for (int32_t column = 0; column < 8; ++column) {
-      tokens.push_back((row * 5 + column * 3) % 32);
-      next.push_back((row * 5 + column * 3 + 3) % 32);
-    }
-  }
-  return {Tensor::from_vector<int32_t>(tokens, Shape{rows, 8}), Tensor::from_vector<int32_t>(next, Shape{rows, 8})};
-}
 
 TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");

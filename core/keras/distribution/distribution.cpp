@@ -1,4 +1,5 @@
 #include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/distribution/processes.hpp>
 
 #include <accel/config.hpp>
 #include <accel/error.hpp>
@@ -41,11 +42,9 @@ namespace {
 
 DeviceMesh one_axis_mesh(std::vector<std::string> devices) {
   if (devices.empty()) {
-    // As Keras: every device of the default type (the type listed first).
+    // As Keras: every device of the default type (the type listed first), in every process.
     const std::vector<config::LogicalDevice> all = config::list_logical_devices();
-    for (const config::LogicalDevice& device : all) {
-      if (device.device_type == all.front().device_type) devices.push_back(device.name);
-    }
+    if (!all.empty()) devices = list_devices(all.front().device_type);
   }
   const auto count = static_cast<int64_t>(devices.size());
   return DeviceMesh({count}, {"batch"}, std::move(devices));

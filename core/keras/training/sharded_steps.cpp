@@ -10,12 +10,20 @@
 // so that callbacks, evaluate, predict and saving read the trained weights.
 // Weights assigned from outside between steps are not seen by the shards:
 // the next fit (or a new batch signature) cuts them again.
+//
+// Across processes (keras::distribution::initialize), every process runs fit
+// on the same global batches; each runs its own block of the mesh's devices
+// (their shards of the batch and the variables), the collectives exchange
+// operands with the other processes, and the gathered variables are whole in
+// every process.
 #include <accel/error.hpp>
 #include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/distribution/processes.hpp>
 #include <accel/keras/model.hpp>
 #include <accel/placement.hpp>
 
 #include "../distribution/layout_sharding.hpp"
+#include "../distribution/process_devices.hpp"
 #include "graph/passes/passes.hpp"
 #include "partitioned_step.hpp"
 #include "graph/spmd_program.hpp"
@@ -30,6 +38,7 @@ namespace accel::keras {
 struct Model::ShardedStep {
   std::string signature;  // the batch shapes it was traced for
   graph::Graph graph;     // as partitioned
+  std::shared_ptr<graph::ProcessExchange> exchange;  // held while the program uses it; null in one process
   std::unique_ptr<graph::SpmdProgram> program;
 };
 
@@ -41,9 +50,12 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
     auto step = std::make_shared<ShardedStep>();
     step->signature = signature;
     step->graph = std::move(partitioned.graph);
-    std::vector<Device> devices;
-    for (const std::string& name : mesh.devices()) devices.push_back(find_device(name));
-    step->program = std::make_unique<graph::SpmdProgram>(step->graph, partitioned.partition, std::move(devices));
+    step->exchange = distribution::process_exchange();
+    const int processes = step->exchange ? step->exchange->num_processes() : 1;
+    std::vector<Device> devices =
+        distribution::process_devices(mesh, step->exchange ? step->exchange->process_id() : 0, processes);
+    step->program = std::make_unique<graph::SpmdProgram>(step->graph, partitioned.partition, std::move(devices),
+                                                         step->exchange.get());
     sharded_step_ = std::move(step);
   }
 

@@ -1,6 +1,6 @@
 // CollectiveGroup: the chief and workers of a cluster joined for collectives
-// across processes, run by Gloo over TCP (all-reduce, all-gather, broadcast,
-// barrier). Ranks follow TensorFlow's order: the chief first, then
+// across processes, run by Gloo over TCP (all-reduce, all-gather of floats or
+// bytes, broadcast, barrier). Ranks follow TensorFlow's order: the chief first, then
 // workers by index. Rendezvous goes through a small key-value store served by
 // rank 0 at its cluster address; data moves on Gloo's own TCP pairs.
 // Addresses may be IPv4 or IPv6 ("[::1]:2222"); a host that does not
@@ -16,6 +16,7 @@
 #include <accel/tensor.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,6 +66,9 @@ class CollectiveGroup {
   std::vector<float> all_gather(std::span<const float> values);
   // Concatenated along the first axis (a scalar becomes a vector of size()).
   Tensor all_gather(const Tensor& tensor);
+
+  // Every rank's bytes, in rank order; the ranks may send different sizes.
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> bytes);
 
   // In place: every rank ends with `root`'s values.
   void broadcast(std::span<float> values, int root);

@@ -8,6 +8,7 @@
 #include <accel/distribute/compute_average_loss.hpp>
 #include <accel/distribute/cross_device_ops.hpp>
 #include <accel/distribute/distributed_dataset.hpp>
+#include <accel/distribute/initialize_distribution.hpp>
 #include <accel/distribute/input_context.hpp>
 #include <accel/distribute/mirrored_strategy.hpp>
 #include <accel/distribute/mirrored_variable.hpp>

@@ -38,8 +38,10 @@ class Distribution {
   std::string batch_dim_name_;
 };
 
-// Data parallelism: a one-axis mesh ("batch" by default) over `devices`; the
-// batch split, every variable whole on every device.
+// Data parallelism: a one-axis mesh ("batch" by default) over `devices`
+// (none: every device of the default type, in every process, as
+// list_devices names them); the batch split, every variable whole on every
+// device.
 class DataParallel : public Distribution {
  public:
   explicit DataParallel(std::vector<std::string> devices = {});

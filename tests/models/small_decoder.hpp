@@ -1,0 +1,39 @@
+// The zoo's decoder at a size that trains in a few steps, and the batches it
+// learns: what the sharding tests (in one process and across processes)
+// train, so that both train the same model on the same data.
+#pragma once
+
+#include <accel/tensor.hpp>
+
+#include "model_zoo.hpp"
+
+#include <utility>
+#include <vector>
+
+namespace accel::model_zoo {
+
+// Vocabulary 32, 8 tokens, width 16, 2 heads, 2 blocks.
+inline DecoderLanguageModelOptions small_decoder() {
+  DecoderLanguageModelOptions options;
+  options.vocabulary = 32;
+  options.sequence_length = 8;
+  options.dim = 16;
+  options.heads = 2;
+  options.feed_forward = 32;
+  options.blocks = 2;
+  return options;
+}
+
+// `rows` sequences of 8 tokens and their next tokens: a fixed pattern to learn.
+inline std::pair<Tensor, Tensor> pattern_batch(int32_t rows) {
+  std::vector<int32_t> tokens, next;
+  for (int32_t row = 0; row < rows; ++row) {
+    for (int32_t column = 0; column < 8; ++column) {
+      tokens.push_back((row * 5 + column * 3) % 32);
+      next.push_back((row * 5 + column * 3 + 3) % 32);
+    }
+  }
+  return {Tensor::from_vector<int32_t>(tokens, Shape{rows, 8}), Tensor::from_vector<int32_t>(next, Shape{rows, 8})};
+}
+
+}  // namespace accel::model_zoo
