@@ -170,6 +170,7 @@ TpuCollectiveTiming timing_of(const AccelTpuSimCollective& estimate) {
   if (estimate.link_energy_known != 0) timing.link_energy_j = estimate.link_energy_j;
   timing.chips = estimate.chips;
   timing.steps = estimate.steps;
+  if (ACCEL_STRUCT_HOLDS(&estimate, AccelTpuSimCollective, chip_seconds)) timing.chip_seconds = estimate.chip_seconds;
   return timing;
 }
 

@@ -216,14 +216,16 @@ void print_pod_table(const experiment::TpuPodEstimate& estimate, std::ostream& o
                      estimate.remat, estimate.async_collectives ? "asynchronous" : "synchronous");
   out << fmt::format("step time   {:.6g} s simulated (one chip's program: {} ops, {} recomputed); estimated in {:.3f} s\n",
                      step, estimate.compiled_ops, estimate.ops_recomputed, estimate.wall_seconds);
-  out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}%, exposed collectives {:.1f}% of the step\n",
+  out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}%, reductions' sums {:.1f}%, exposed "
+                     "collectives {:.1f}% of the step\n",
                      100.0 * estimate.shares.mxu, 100.0 * estimate.shares.vector, 100.0 * estimate.shares.hbm_stalls,
-                     100.0 * estimate.shares.exposed_collectives);
+                     100.0 * estimate.shares.reduction_sums, 100.0 * estimate.shares.exposed_collectives);
   out << fmt::format("collectives {:.6g} s on the links, {:.6g} s of it exposed\n", estimate.schedule.link_busy_seconds,
                      estimate.schedule.exposed_collective_seconds);
   for (const experiment::TpuCollectiveCost& cost : estimate.collectives) {
-    out << fmt::format("            {} over {}: {} of them, {:.4g} GB, {:.6g} s\n", cost.kind, cost.axes, cost.count,
-                       cost.bytes / 1e9, cost.seconds);
+    out << fmt::format("            {} over {}: {} of them, {:.4g} GB, {:.6g} s{}\n", cost.kind, cost.axes, cost.count,
+                       cost.bytes / 1e9, cost.seconds,
+                       cost.chip_seconds > 0 ? fmt::format(" (and {:.4g} s of sums on the chip)", cost.chip_seconds) : "");
   }
   if (estimate.formula) {
     const experiment::ModelFlopsFormula& f = *estimate.formula;

@@ -113,6 +113,30 @@ DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& anal
   return joined;
 }
 
+// A reduction's sums run on the chip (TPUs reduce on the TensorCore, not
+// in the network): an op after each collective that has them, of
+// `chip_seconds[collective]`, which what read the collective reads instead.
+DeviceStepAnalysis with_sums_on_the_chip(const DeviceStepAnalysis& analysis, const std::vector<double>& chip_seconds) {
+  DeviceStepAnalysis summed = analysis;
+  summed.events.clear();
+  std::vector<int32_t> moved(analysis.events.size(), -1);  // old event -> the event its readers read now
+  for (size_t index = 0; index < analysis.events.size(); ++index) {
+    StepEvent event = analysis.events[index];
+    for (int32_t& from : event.inputs_from) from = moved[static_cast<size_t>(from)];
+    summed.events.push_back(event);
+    moved[index] = static_cast<int32_t>(summed.events.size() - 1);
+    if (event.kind != StepEvent::Kind::kCollective) continue;
+    const double seconds = chip_seconds[static_cast<size_t>(event.collective)];
+    if (seconds <= 0) continue;
+    summed.events.push_back(StepEvent{.kind = StepEvent::Kind::kOp,
+                                      .seconds = seconds,
+                                      .inputs_from = {moved[index]},
+                                      .label = "sums of " + analysis.collectives[static_cast<size_t>(event.collective)].kind});
+    moved[index] = static_cast<int32_t>(summed.events.size() - 1);
+  }
+  return summed;
+}
+
 }  // namespace
 
 double ModelFlopsFormula::flops() const {
@@ -382,6 +406,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
 
   // Each collective on the torus: the mesh's devices are the slice's chips, row-major.
   std::vector<double> collective_seconds;
+  std::vector<double> chip_seconds;  // each one's sums on the chip
   std::map<std::pair<std::string, std::string>, TpuCollectiveCost> by_kind;
   double link_energy = 0;
   bool link_energy_known = true;
@@ -398,6 +423,8 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
                                            ? emulator->estimate_dcn_all_reduce(collective.bytes, options.slices)
                                            : emulator->estimate_collective(collective.kind, collective.bytes, spans);
     collective_seconds.push_back(timing.seconds);
+    chip_seconds.push_back(timing.chip_seconds);
+    estimate.summing_seconds += timing.chip_seconds;
     if (timing.link_energy_j) {
       link_energy += *timing.link_energy_j / std::max(1, timing.chips);  // per chip
     } else if (timing.link_bytes_per_chip > 0 && !between_slices) {
@@ -409,10 +436,12 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     cost.count += 1;
     cost.bytes += collective.bytes;
     cost.seconds += timing.seconds;
+    cost.chip_seconds += timing.chip_seconds;
   }
   for (auto& [key, cost] : by_kind) estimate.collectives.push_back(cost);
   std::stable_sort(estimate.collectives.begin(), estimate.collectives.end(),
                    [](const TpuCollectiveCost& a, const TpuCollectiveCost& b) { return a.seconds > b.seconds; });
+  analysis = with_sums_on_the_chip(analysis, chip_seconds);
   estimate.schedule = schedule_device_step(analysis, collective_seconds, options.async_collectives, network);
   estimate.step_seconds = estimate.schedule.step_seconds;
 
@@ -429,9 +458,10 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   }
   if (estimate.step_seconds > 0) {
     estimate.hardware_flops_per_chip_per_second = estimate.hardware_flops_per_chip / estimate.step_seconds;
-    // The cycles' split of the compute time, as a share of the step.
-    const double per_cycle = estimate.schedule.compute_seconds / estimate.step_seconds /
+    // The cycles' split of the ops' time (the reductions' sums apart), as a share of the step.
+    const double per_cycle = (estimate.schedule.compute_seconds - estimate.summing_seconds) / estimate.step_seconds /
                              static_cast<double>(std::max<int64_t>(1, estimate.cycles));
+    estimate.shares.reduction_sums = estimate.summing_seconds / estimate.step_seconds;
     estimate.shares.mxu = static_cast<double>(estimate.mxu_cycles) * per_cycle;
     estimate.shares.vector = static_cast<double>(estimate.vector_cycles) * per_cycle;
     estimate.shares.hbm_stalls = static_cast<double>(estimate.stall_cycles) * per_cycle;
@@ -484,7 +514,7 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
   nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
   for (const TpuCollectiveCost& cost : estimate.collectives) {
     collectives.push_back({{"kind", cost.kind}, {"axes", cost.axes}, {"count", cost.count}, {"bytes", cost.bytes},
-                           {"seconds", cost.seconds}});
+                           {"seconds", cost.seconds}, {"chip_seconds", cost.chip_seconds}});
   }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const TpuOpCost& cost : estimate.by_op) {
@@ -509,11 +539,13 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
       {"async_collectives", estimate.async_collectives},
       {"step_seconds", estimate.step_seconds},
       {"compute_seconds", estimate.schedule.compute_seconds},
+      {"summing_seconds", estimate.summing_seconds},
       {"exposed_collective_seconds", estimate.schedule.exposed_collective_seconds},
       {"link_busy_seconds", estimate.schedule.link_busy_seconds},
       {"shares", {{"mxu", estimate.shares.mxu},
                   {"vector", estimate.shares.vector},
                   {"hbm_stalls", estimate.shares.hbm_stalls},
+                  {"reduction_sums", estimate.shares.reduction_sums},
                   {"exposed_collectives", estimate.shares.exposed_collectives}}},
       {"model_flops_formula", formula},
       {"model_flops", estimate.model_flops},

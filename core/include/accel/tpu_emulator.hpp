@@ -70,6 +70,9 @@ struct TpuCollectiveTiming {
   std::optional<double> link_energy_j;  // nullopt: the preset has no energy per link byte
   int chips = 1;
   int steps = 0;
+  // The chip's own work, not in `seconds`: summing what arrives in a
+  // reduction through HBM (TPUs reduce on the TensorCore).
+  double chip_seconds = 0;
 };
 
 // Chips taking part along one axis of a device mesh laid on the slice:

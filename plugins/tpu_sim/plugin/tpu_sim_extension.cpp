@@ -163,14 +163,22 @@ AccelTpuSimCollective collective_of(const tpu::AllReduceEstimate& result) {
   out.link_bytes_per_chip = result.link_bytes_per_chip;
   out.chips = result.chips;
   out.steps = result.steps;
+  out.chip_seconds = result.on_chip_seconds;
   return out;
+}
+
+// A caller's AccelTpuSimCollective may predate the appended chip_seconds.
+void write_collective(AccelTpuSimCollective* estimate, const AccelTpuSimCollective& out) {
+  const size_t room = estimate->struct_size;
+  std::memcpy(estimate, &out, std::min(room, sizeof(AccelTpuSimCollective)));
+  estimate->struct_size = room;
 }
 
 AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, double bytes, const int64_t* sizes,
                                  const int64_t* strides, int32_t span_count, AccelTpuSimCollective* estimate) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimCollective),
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= offsetof(AccelTpuSimCollective, chip_seconds),
                           "null or too small AccelTpuSimCollective");
     sdk::require_argument(span_count >= 0 && (span_count == 0 || (sizes != nullptr && strides != nullptr)),
                           "estimate_collective: null spans");
@@ -195,7 +203,7 @@ AccelStatus* estimate_collective(AccelPluginContext* context, int32_t kind, doub
       out.link_energy_known = 1;
       out.link_energy_j = result.chips * result.link_bytes_per_chip * *hw.energy->link_pj_per_byte * 1e-12;
     }
-    *estimate = out;
+    write_collective(estimate, out);
   });
 }
 
@@ -203,7 +211,7 @@ AccelStatus* estimate_dcn_all_reduce(AccelPluginContext* context, double bytes, 
                                      AccelTpuSimCollective* estimate) noexcept {
   if (context == nullptr) return nullptr;
   return sdk::guard(context->host, [&] {
-    sdk::require_argument(estimate != nullptr && estimate->struct_size >= sizeof(AccelTpuSimCollective),
+    sdk::require_argument(estimate != nullptr && estimate->struct_size >= offsetof(AccelTpuSimCollective, chip_seconds),
                           "null or too small AccelTpuSimCollective");
     sdk::require_argument(std::isfinite(bytes) && bytes >= 0, "estimate_dcn_all_reduce: bytes must be finite and >= 0");
     sdk::require_argument(slices >= 1, "estimate_dcn_all_reduce: slices must be >= 1");
@@ -213,8 +221,7 @@ AccelStatus* estimate_dcn_all_reduce(AccelPluginContext* context, double bytes, 
     } catch (const std::invalid_argument& error) {
       throw sdk::PluginError(ACCEL_STATUS_INVALID_ARGUMENT, std::string("estimate_dcn_all_reduce: ") + error.what());
     }
-    AccelTpuSimCollective out = collective_of(result);
-    *estimate = out;
+    write_collective(estimate, collective_of(result));
   });
 }
 

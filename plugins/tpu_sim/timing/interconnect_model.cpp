@@ -28,6 +28,16 @@ void add_ring(AllReduceEstimate& out, const InterconnectConfig& net, int members
 
 }  // namespace
 
+// A reduction among `members` chips sums (members - 1) / members of `bytes`
+// on each: TPUs reduce on the TensorCore, not in the network, reading its
+// own partial and the one that arrived and writing the sum through HBM.
+void add_summing(AllReduceEstimate& out, const Hardware& hw, long long members, double bytes) {
+  if (members <= 1 || hw.hbm.bandwidth_bytes_per_s <= 0) return;
+  const double moved = 3.0 * static_cast<double>(members - 1) / static_cast<double>(members) * bytes;
+  out.hbm_bytes_per_chip += moved;
+  out.on_chip_seconds += moved / hw.hbm.bandwidth_bytes_per_s;
+}
+
 bool axis_wraps_around(const Hardware& hw, int axis) {
   const auto& net = hw.interconnect;
   if (!has_wraparound(net.topology) || axis < 0 || axis >= static_cast<int>(net.dims.size())) return false;
@@ -99,6 +109,7 @@ AllReduceEstimate collective_over(const Hardware& hw, Collective collective, dou
   out.link_seconds = out.link_bytes_per_chip / bandwidth;
   out.latency_seconds = out.steps * net.link_latency_s;
   out.seconds = out.link_seconds + out.latency_seconds;
+  if (collective == Collective::kReduceScatter || collective == Collective::kAllReduce) add_summing(out, hw, members, bytes);
   return out;
 }
 
@@ -131,6 +142,7 @@ AllReduceEstimate estimate_dcn_all_reduce(const Hardware& hw, double bytes, int 
   out.link_seconds = out.link_bytes_per_chip / bandwidth;
   out.latency_seconds = out.steps * hw.interconnect.dcn_latency_s;
   out.seconds = out.link_seconds + out.latency_seconds;
+  add_summing(out, hw, slices, bytes);
   return out;
 }
 

@@ -26,7 +26,12 @@ struct AllReduceEstimate {
   double seconds = 0;
   double link_seconds = 0;     // bandwidth term over the links
   double latency_seconds = 0;  // per-step link latency term
-  double on_chip_seconds = 0;  // combining the cores of a chip through HBM
+  // The chips' own work through HBM: combining a chip's cores
+  // (estimate_all_reduce, in `seconds`); for a collective among chips
+  // (estimate_span_collective, estimate_dcn_all_reduce), summing what
+  // arrives in a reduction, not in `seconds` (the links' time): the chip
+  // does it beside its ops, so a caller schedules it on the chip.
+  double on_chip_seconds = 0;
   int chips = 1;
   int steps = 0;               // communication steps
   // What each chip moves (energy_model.hpp): bytes it sends over its links,

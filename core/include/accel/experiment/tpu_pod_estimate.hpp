@@ -106,7 +106,8 @@ struct TpuCollectiveCost {
   std::string axes;   // "fsdp"; "slices (DCN)" for the all-reduces between slices
   int64_t count = 0;
   double bytes = 0;   // summed (whole arrays)
-  double seconds = 0;
+  double seconds = 0;       // on the links
+  double chip_seconds = 0;  // their sums on the chip (reductions)
 };
 
 struct TpuPodEstimate {
@@ -122,13 +123,18 @@ struct TpuPodEstimate {
   double step_seconds = 0;
   PodSchedule schedule;
   // Of the step: the MXU's, the vector unit's and the HBM stalls' shares of
-  // the chip's compute time, and the collectives' exposed time.
+  // the ops' time, the reductions' sums on the chip, and the collectives'
+  // exposed time.
   struct Shares {
     double mxu = 0;
     double vector = 0;
     double hbm_stalls = 0;
+    double reduction_sums = 0;
     double exposed_collectives = 0;
   } shares;
+  // The chip's time summing what reductions bring (TPUs reduce on the
+  // TensorCore): part of the schedule's compute_seconds.
+  double summing_seconds = 0;
   std::vector<TpuCollectiveCost> collectives;
   // Per chip: the emulator's totals over its program.
   int64_t cycles = 0;

@@ -85,6 +85,11 @@ typedef struct AccelTpuSimCollective {
   int32_t chips;               /* chips taking part */
   int32_t steps;               /* hops of latency */
   int32_t link_energy_known;   /* 0: the preset has no energy per link byte */
+  /* Appended (check struct_size): the chip's own work, not in `seconds`:
+     summing what arrives in a reduction (reduce-scatter, all-reduce), its
+     own partial and the one that came in read and the sum written through
+     HBM. The caller schedules it on the chip. */
+  double chip_seconds;
 } AccelTpuSimCollective;
 
 typedef struct AccelTpuSimExtension {
