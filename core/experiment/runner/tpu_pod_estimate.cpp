@@ -24,6 +24,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backend_peak.hpp"
@@ -72,15 +73,14 @@ std::optional<ModelFlopsFormula> formula_of(const keras::Model& model, const Ten
 
 std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
 
-// Multislice: after each collective that reduces over the batch axis (a
-// gradient's reduce-scatter or all-reduce, the loss's mean), an all-reduce
-// of what each chip then holds among its counterparts in the other slices,
-// over the data-center network; what read the in-slice result reads it.
-DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& analysis, const std::string& batch_axis,
-                                                  std::vector<int>& network) {
+// `analysis` with an event after some collectives: `after(index, joined)`
+// gives it for collective `index` (or nothing) and may add collectives to
+// `joined`; what read the collective reads the new event instead, which
+// reads the collective.
+template <typename After>
+DeviceStepAnalysis with_events_after_collectives(const DeviceStepAnalysis& analysis, After after) {
   DeviceStepAnalysis joined = analysis;
   joined.events.clear();
-  network.assign(analysis.collectives.size(), 0);
   std::vector<int32_t> moved(analysis.events.size(), -1);  // old event -> the event its readers read now
   for (size_t index = 0; index < analysis.events.size(); ++index) {
     StepEvent event = analysis.events[index];
@@ -88,53 +88,56 @@ DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& anal
     joined.events.push_back(event);
     moved[index] = static_cast<int32_t>(joined.events.size() - 1);
     if (event.kind != StepEvent::Kind::kCollective) continue;
-    const keras::distribution::StepCollective& collective = analysis.collectives[static_cast<size_t>(event.collective)];
-    if (collective.kind != "reduce_scatter" && collective.kind != "all_reduce") continue;
-    double members = 1;
-    bool over_batch = false;
-    for (const keras::distribution::MeshSpan& span : collective.spans) {
-      members *= static_cast<double>(span.size);
-      over_batch = over_batch || span.axis == batch_axis;
-    }
-    if (!over_batch) continue;
-    keras::distribution::StepCollective between;
-    between.kind = "all_reduce";
-    between.bytes = collective.kind == "reduce_scatter" ? collective.bytes / members : collective.bytes;
-    between.consumer = collective.consumer;
-    joined.collectives.push_back(between);
-    network.push_back(1);
-    const StepEvent reduction{.kind = StepEvent::Kind::kCollective,
-                              .collective = static_cast<int32_t>(joined.collectives.size() - 1),
-                              .inputs_from = {moved[index]},
-                              .label = "all_reduce (DCN)"};
-    joined.events.push_back(reduction);
+    std::optional<StepEvent> next = after(static_cast<size_t>(event.collective), joined);
+    if (!next) continue;
+    next->inputs_from = {moved[index]};
+    joined.events.push_back(std::move(*next));
     moved[index] = static_cast<int32_t>(joined.events.size() - 1);
   }
   return joined;
 }
 
+// Multislice: after each collective that reduces over the batch axis (a
+// gradient's reduce-scatter or all-reduce, the loss's mean), an all-reduce
+// of what each chip then holds among its counterparts in the other slices,
+// over the data-center network; what read the in-slice result reads it.
+DeviceStepAnalysis with_reductions_between_slices(const DeviceStepAnalysis& analysis, const std::string& batch_axis,
+                                                  std::vector<int>& network) {
+  network.assign(analysis.collectives.size(), 0);
+  return with_events_after_collectives(
+      analysis, [&](size_t index, DeviceStepAnalysis& joined) -> std::optional<StepEvent> {
+        const keras::distribution::StepCollective& collective = analysis.collectives[index];
+        if (collective.kind != "reduce_scatter" && collective.kind != "all_reduce") return std::nullopt;
+        double members = 1;
+        bool over_batch = false;
+        for (const keras::distribution::MeshSpan& span : collective.spans) {
+          members *= static_cast<double>(span.size);
+          over_batch = over_batch || span.axis == batch_axis;
+        }
+        if (!over_batch) return std::nullopt;
+        keras::distribution::StepCollective between;
+        between.kind = "all_reduce";
+        between.bytes = collective.kind == "reduce_scatter" ? collective.bytes / members : collective.bytes;
+        between.consumer = collective.consumer;
+        joined.collectives.push_back(between);
+        network.push_back(1);
+        return StepEvent{.kind = StepEvent::Kind::kCollective,
+                         .collective = static_cast<int32_t>(joined.collectives.size() - 1),
+                         .label = "all_reduce (DCN)"};
+      });
+}
+
 // A reduction's sums run on the chip (TPUs reduce on the TensorCore, not
 // in the network): an op after each collective that has them, of
-// `chip_seconds[collective]`, which what read the collective reads instead.
+// `chip_seconds[collective]`.
 DeviceStepAnalysis with_sums_on_the_chip(const DeviceStepAnalysis& analysis, const std::vector<double>& chip_seconds) {
-  DeviceStepAnalysis summed = analysis;
-  summed.events.clear();
-  std::vector<int32_t> moved(analysis.events.size(), -1);  // old event -> the event its readers read now
-  for (size_t index = 0; index < analysis.events.size(); ++index) {
-    StepEvent event = analysis.events[index];
-    for (int32_t& from : event.inputs_from) from = moved[static_cast<size_t>(from)];
-    summed.events.push_back(event);
-    moved[index] = static_cast<int32_t>(summed.events.size() - 1);
-    if (event.kind != StepEvent::Kind::kCollective) continue;
-    const double seconds = chip_seconds[static_cast<size_t>(event.collective)];
-    if (seconds <= 0) continue;
-    summed.events.push_back(StepEvent{.kind = StepEvent::Kind::kOp,
-                                      .seconds = seconds,
-                                      .inputs_from = {moved[index]},
-                                      .label = "sums of " + analysis.collectives[static_cast<size_t>(event.collective)].kind});
-    moved[index] = static_cast<int32_t>(summed.events.size() - 1);
-  }
-  return summed;
+  return with_events_after_collectives(
+      analysis, [&](size_t index, DeviceStepAnalysis&) -> std::optional<StepEvent> {
+        if (chip_seconds[index] <= 0) return std::nullopt;
+        return StepEvent{.kind = StepEvent::Kind::kOp,
+                         .seconds = chip_seconds[index],
+                         .label = "sums of " + analysis.collectives[index].kind};
+      });
 }
 
 }  // namespace
