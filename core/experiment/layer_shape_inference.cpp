@@ -138,12 +138,12 @@ class ShapeWalker {
       return out;
     }
     if (name == "reversed_embedding" && reversed_ != nullptr) {
-      need_rank_at_least(3, "[batch, length, features]");
+      need_rank_at_least(2, "[batch, ..., features]");
       const std::int64_t features = written(*reversed_, "output_dim")->as_int();
       if (input().back() != features) {
         fail(fmt::format("the input {} has {} features, but embedding '{}' has vectors of {}", shape_text(input()),
                          input().back(), text_argument(layer_, "embedding", ""), features),
-             fmt::format("an input of [batch, length, {}] (the embedding's output_dim)", features), inputs_.front().where);
+             fmt::format("an input of [batch, ..., {}] (the embedding's output_dim)", features), inputs_.front().where);
       }
       Shape out = input();
       out.back() = written(*reversed_, "input_dim")->as_int();

@@ -284,8 +284,8 @@ SpecPtr layer_spec() {
               required("output_dim", positive_integer(), "Vector size.", "64"),
               optional("embeddings_initializer", choice(kInitializers), "uniform", "Initial vectors.", "uniform")}),
        layer("reversed_embedding",
-             "Logits tied to an embedding (keras_hub's ReversibleEmbedding, reverse=True): [b, length, output_dim] @ "
-             "its table^T -> [b, length, input_dim] (model.graph).",
+             "Logits tied to an embedding (keras_hub's ReversibleEmbedding, reverse=True): [b, ..., output_dim] @ "
+             "its table^T -> [b, ..., input_dim] (model.graph).",
              {required("embedding", text(), "The name of an earlier embedding layer of model.graph, whose table it reads.",
                        "token_embedding")}),
        layer("position_embedding",
