@@ -47,7 +47,7 @@ uint64_t count_bytes_accessed(const Graph& graph) {
   return bytes;
 }
 
-CompiledGraph compile_graph(Graph graph, const FunctionOptions& options) {
+FunctionStatistics optimize_graph(Graph& graph, const FunctionOptions& options) {
   const std::string& name = options.name;
   const int64_t dump_index = next_dump_index.fetch_add(1);
   dump_if_asked(graph, name, dump_index, "before");
@@ -73,16 +73,24 @@ CompiledGraph compile_graph(Graph graph, const FunctionOptions& options) {
   }
   statistics.dead_ops_removed += eliminate_dead_code(graph);
   graph.verify();
-  BufferPlan plan = plan_buffers(graph);
   statistics.compiled_ops = count_device_ops(graph);
   statistics.compiled_bytes_accessed = count_bytes_accessed(graph);
+  dump_if_asked(graph, name, dump_index, "after");
+  return statistics;
+}
+
+void record_plan(const BufferPlan& plan, FunctionStatistics& statistics) {
   statistics.in_place_writes = plan.in_place_writes;
   statistics.eager_peak_bytes = plan.eager_peak_bytes;
   statistics.planned_peak_bytes = plan.planned_peak_bytes;
-  dump_if_asked(graph, name, dump_index, "after");
+}
+
+CompiledGraph compile_graph(Graph graph, const FunctionOptions& options) {
   CompiledGraph compiled;
-  compiled.text = graph_to_text(graph, name, &plan);
-  compiled.statistics = statistics;
+  compiled.statistics = optimize_graph(graph, options);
+  BufferPlan plan = plan_buffers(graph);
+  record_plan(plan, compiled.statistics);
+  compiled.text = graph_to_text(graph, options.name, &plan);
   compiled.executor = std::make_unique<GraphExecutor>(std::move(graph), std::move(plan));
   return compiled;
 }

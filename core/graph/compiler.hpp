@@ -3,7 +3,8 @@
 // gradients, rematerialization, then with jit_compile epilogue and
 // elementwise fusion and dead code again, then buffer planning), dumps the
 // graph before and after when ACCEL_DUMP_GRAPHS names a folder, and counts
-// what each pass did.
+// what each pass did. The passes alone (optimize_graph) serve a program that
+// runs one optimized graph on several devices (SpmdProgram).
 #pragma once
 
 #include "graph/graph_executor.hpp"
@@ -22,6 +23,13 @@ struct CompiledGraph {
 };
 
 CompiledGraph compile_graph(Graph graph, const FunctionOptions& options);
+
+// compile_graph's passes, in place, up to buffer planning: the statistics
+// but for the plan's figures (record_plan adds them). Fusion asks the
+// devices the nodes are placed on what they can run, so place them first.
+FunctionStatistics optimize_graph(Graph& graph, const FunctionOptions& options);
+// `plan`'s figures (in-place writes, eager and planned peaks) into `statistics`.
+void record_plan(const BufferPlan& plan, FunctionStatistics& statistics);
 
 // Device ops in the graph (no reshapes, assignments or host nodes).
 int64_t count_device_ops(const Graph& graph);

@@ -1,5 +1,6 @@
 #include "graph/spmd_program.hpp"
 
+#include "graph/compiler.hpp"
 #include "graph/mesh_collectives.hpp"
 
 #include <accel/device.hpp>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <thread>
 
 namespace accel::graph {
@@ -23,7 +25,7 @@ std::vector<std::byte> host_bytes(const Tensor& tensor) {
 }  // namespace
 
 SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices,
-                         ProcessExchange* exchange)
+                         ProcessExchange* exchange, const std::optional<FunctionOptions>& passes)
     : partition_(partition), devices_(std::move(devices)), exchange_(exchange) {
   if (!exchange_ && static_cast<int64_t>(devices_.size()) != partition_.mesh.device_count()) {
     throw InvalidArgumentError(fmt::format("SPMD program: the mesh has {} devices; {} given",
@@ -31,19 +33,37 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
   }
   collectives_ = std::make_unique<MeshCollectives>(partition_.mesh, devices_.size(), exchange_);
   if (exchange_ && exchange_->num_processes() == 1) exchange_ = nullptr;
-  for (size_t id = 0; id < partitioned.values.size(); ++id) {
-    if (partitioned.values[id].kind != ValueKind::kCapture) continue;
-    captures_.push_back(static_cast<ValueId>(id));
-    whole_.push_back(partitioned.values[id].tensor);
+
+  Graph program = partitioned;
+  if (passes) {
+    // Placed on the first device: fusion asks it what it runs (the mesh's
+    // devices are of one kind).
+    for (Node& node : program.nodes) node.device = devices_.front().internal();
+    for (Value& value : program.values) value.device = devices_.front().internal();
+    statistics_ = optimize_graph(program, *passes);
   }
-  for (size_t index = 0; index < partitioned.nodes.size(); ++index) {
-    const Node& node = partitioned.nodes[index];
+  // The captures the program still reads, found again by their tensors.
+  std::map<uint64_t, ValueId> capture_by_tensor;
+  for (size_t id = 0; id < program.values.size(); ++id) {
+    if (program.values[id].kind == ValueKind::kCapture) {
+      capture_by_tensor.emplace(program.values[id].tensor.id(), static_cast<ValueId>(id));
+    }
+  }
+  for (size_t id = 0; id < partitioned.values.size(); ++id) {
+    const Value& value = partitioned.values[id];
+    if (value.kind != ValueKind::kCapture) continue;
+    const auto found = capture_by_tensor.find(value.tensor.id());
+    if (found == capture_by_tensor.end()) continue;  // pruned: nothing reads or writes it
+    captures_.push_back(Capture{found->second, sharding(static_cast<ValueId>(id)), value.tensor});
+  }
+  for (size_t index = 0; index < program.nodes.size(); ++index) {
+    const Node& node = program.nodes[index];
     if (node.refresh) refreshed_.push_back(Refreshed{index, node.op, node.refresh});
   }
   shards_.resize(devices_.size());
   for (size_t device = 0; device < devices_.size(); ++device) {
     detail::LogicalDevice* target = devices_[device].internal();
-    Graph graph = partitioned;
+    Graph graph = program;
     for (Node& node : graph.nodes) {
       node.device = target;
       if (node.op == kHostNode && device != 0) node.host_work = [] {};
@@ -54,12 +74,13 @@ SpmdProgram::SpmdProgram(const Graph& partitioned, const SpmdPartition& partitio
       value.device = target;
       if (value.kind == ValueKind::kConstant) value.tensor = value.tensor.to(devices_[device]);
     }
-    for (size_t capture = 0; capture < captures_.size(); ++capture) {
-      Tensor shard = shard_of(whole_[capture], captures_[capture], device);
-      graph.values[static_cast<size_t>(captures_[capture])].tensor = shard;
+    for (const Capture& capture : captures_) {
+      Tensor shard = cut(capture.whole, capture.sharding, device, capture.id);
+      graph.values[static_cast<size_t>(capture.id)].tensor = shard;
       shards_[device].push_back(std::move(shard));
     }
     BufferPlan plan = plan_buffers(graph);
+    if (device == 0) record_plan(plan, statistics_);
     auto executor = std::make_unique<GraphExecutor>(std::move(graph), std::move(plan));
     executor->set_collective_handler([this, device](size_t index, const Node& node, const Tensor& operand,
                                                     const Tensor& output) {
@@ -78,10 +99,14 @@ SpmdProgram::~SpmdProgram() = default;
 size_t SpmdProgram::mesh_device(size_t device) const { return collectives_->first_local_device() + device; }
 
 Tensor SpmdProgram::shard_of(const Tensor& whole, ValueId id, size_t device) const {
+  return cut(whole, sharding(id), device, id);
+}
+
+Tensor SpmdProgram::cut(const Tensor& whole, const ValueSharding& layout, size_t device, ValueId id) const {
   const size_t element_bytes = dtype_size(whole.dtype());
   const std::vector<std::byte> shard =
-      cut_shard(host_bytes(whole), whole.shape(), sharding(id), partition_.mesh, mesh_device(device), element_bytes);
-  const Shape shard_shape = local_shape(whole.shape(), sharding(id), partition_.mesh, fmt::format("value {}", id));
+      cut_shard(host_bytes(whole), whole.shape(), layout, partition_.mesh, mesh_device(device), element_bytes);
+  const Shape shard_shape = local_shape(whole.shape(), layout, partition_.mesh, fmt::format("value {}", id));
   return Tensor::from_host(shard.data(), shard_shape, whole.dtype(), devices_[device]);
 }
 
@@ -131,7 +156,7 @@ std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_s
   std::vector<std::vector<std::vector<std::byte>>> shards(mesh_devices,
                                                           std::vector<std::vector<std::byte>>(captures_.size()));
   const bool any_sharded = std::any_of(captures_.begin(), captures_.end(),
-                                       [&](ValueId id) { return !sharding(id).is_replicated(); });
+                                       [](const Capture& capture) { return !capture.sharding.is_replicated(); });
   if (!exchange_ || !any_sharded) return shards;  // every process holds the whole values already
   // Every process holds the same captures with the same shard shapes, so one
   // exchange carries them all: device by device, capture by capture.
@@ -139,7 +164,7 @@ std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_s
   std::vector<std::byte> local;
   for (size_t device = 0; device < devices_.size(); ++device) {
     for (size_t capture = 0; capture < captures_.size(); ++capture) {
-      if (sharding(captures_[capture]).is_replicated()) continue;  // whole on every device already
+      if (captures_[capture].sharding.is_replicated()) continue;  // whole on every device already
       const std::vector<std::byte> bytes = host_bytes(shards_[device][capture]);
       shard_bytes[capture] = bytes.size();
       local.insert(local.end(), bytes.begin(), bytes.end());
@@ -156,7 +181,7 @@ std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_s
     size_t at = 0;
     for (size_t device = 0; device < devices_.size(); ++device) {
       for (size_t capture = 0; capture < captures_.size(); ++capture) {
-        if (sharding(captures_[capture]).is_replicated()) continue;
+        if (captures_[capture].sharding.is_replicated()) continue;
         const std::byte* from = gathered[process].data() + at;
         shards[process * devices_.size() + device][capture].assign(from, from + shard_bytes[capture]);
         at += shard_bytes[capture];
@@ -169,10 +194,10 @@ std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_s
 void SpmdProgram::gather_captures() {
   std::vector<std::vector<std::vector<std::byte>>> remote = exchange_capture_shards();
   for (size_t capture = 0; capture < captures_.size(); ++capture) {
-    Tensor& whole = whole_[capture];
+    Tensor& whole = captures_[capture].whole;
     std::vector<std::byte> bytes(static_cast<size_t>(whole.byte_size()));
     const size_t element_bytes = dtype_size(whole.dtype());
-    const ValueSharding& layout = sharding(captures_[capture]);
+    const ValueSharding& layout = captures_[capture].sharding;
     for (size_t device = 0; device < devices_.size(); ++device) {
       place_shard(bytes, whole.shape(), host_bytes(shards_[device][capture]), layout, partition_.mesh,
                   mesh_device(device), element_bytes);

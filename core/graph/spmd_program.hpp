@@ -17,6 +17,13 @@
 // are refreshed from host state (a learning rate, an optimizer step, a random
 // stream's position) are refreshed once per step on the calling thread, before
 // the devices start, and copied into every device's program.
+//
+// Given FunctionOptions, the compiler's passes (compiler.hpp: pruning,
+// rematerialization, fusion) run once on the partitioned step, placed on the
+// first device, and every device runs that one optimized program: the
+// collectives (remat's recomputed all-gathers among them) stay at the same
+// node indices and in the same order on every device and in every process,
+// as MeshCollectives matches them.
 #pragma once
 
 #include "graph/graph.hpp"
@@ -24,9 +31,11 @@
 #include "graph/passes/passes.hpp"
 #include "graph/process_exchange.hpp"
 
+#include <accel/function.hpp>
 #include <accel/tensor.hpp>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace accel::graph {
@@ -38,11 +47,13 @@ class SpmdProgram {
   // `partitioned` and `partition` as partition_spmd left them; `devices`
   // this process's devices of the mesh, row-major (all of the mesh's
   // without `exchange`); `exchange` (borrowed, outliving the program) joins
-  // the other processes. Cuts every captured value into its devices' shards
-  // (copied to them). Throws InvalidArgumentError when the mesh's devices are
-  // not the processes x `devices`.
+  // the other processes; `passes`, the compiler's passes to run on the
+  // program first (none: the partitioned step as it is). Cuts every captured
+  // value into its devices' shards (copied to them). Throws
+  // InvalidArgumentError when the mesh's devices are not the processes x
+  // `devices`.
   SpmdProgram(const Graph& partitioned, const SpmdPartition& partition, std::vector<Device> devices,
-              ProcessExchange* exchange = nullptr);
+              ProcessExchange* exchange = nullptr, const std::optional<FunctionOptions>& passes = std::nullopt);
   ~SpmdProgram();
 
   // Device indices below are this process's (0 to device_count() - 1).
@@ -56,23 +67,35 @@ class SpmdProgram {
   void gather_captures();
 
   // The shard of value `id` (a capture or parameter of the partitioned
-  // graph) that `device` holds, cut from `whole`.
+  // graph as given) that `device` holds, cut from `whole`.
   Tensor shard_of(const Tensor& whole, ValueId id, size_t device) const;
 
   size_t device_count() const noexcept { return devices_.size(); }
+  // What the passes did to the per-device program (ops_recomputed,
+  // compiled_ops...) and its buffer plan's figures (planned_peak_bytes: one
+  // device's). Without passes, the plan's figures alone.
+  const FunctionStatistics& statistics() const noexcept { return statistics_; }
 
  private:
   const ValueSharding& sharding(ValueId id) const { return partition_.shardings[static_cast<size_t>(id)]; }
   // The mesh index of this process's device `device`.
   size_t mesh_device(size_t device) const;
+  Tensor cut(const Tensor& whole, const ValueSharding& layout, size_t device, ValueId id) const;
   // The other processes' shards of the sharded captures: [mesh device][capture]
   // bytes, this process's own devices left empty.
   std::vector<std::vector<std::vector<std::byte>>> exchange_capture_shards();
 
   SpmdPartition partition_;
   std::vector<Device> devices_;
-  std::vector<ValueId> captures_;                    // the captured values, in id order
-  std::vector<Tensor> whole_;                        // per capture: the tensor the step was traced with
+  // The captured values, in id order: each one's id in the per-device
+  // program (the passes renumber values), its layout and the tensor the step
+  // was traced with.
+  struct Capture {
+    ValueId id = kNoValue;
+    ValueSharding sharding;
+    Tensor whole;
+  };
+  std::vector<Capture> captures_;
   std::vector<std::vector<Tensor>> shards_;          // [device][capture]
   std::vector<std::unique_ptr<GraphExecutor>> executors_;  // per device
   // The refreshed nodes: index, op and how to refresh them (taken out of the
@@ -85,6 +108,7 @@ class SpmdProgram {
   std::vector<Refreshed> refreshed_;
   ProcessExchange* exchange_ = nullptr;  // null in one process
   std::unique_ptr<MeshCollectives> collectives_;
+  FunctionStatistics statistics_;
 };
 
 }  // namespace accel::graph

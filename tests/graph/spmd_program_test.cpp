@@ -1,9 +1,9 @@
 // A traced training step (a two-layer MLP, squared error, SGD) partitioned by
 // partition_spmd and run for real as an SPMD program on 4 logical CPU
 // devices: data parallel, FSDP, and FSDP x tensor parallel on a 2 x 2 mesh
-// train to the losses and weights of the same step on one device. Each test
-// runs in a fresh process: the CPU is split into logical devices before the
-// runtime starts.
+// train to the losses and weights of the same step on one device, with and
+// without the compiler's passes. Each test runs in a fresh process: the CPU
+// is split into logical devices before the runtime starts.
 #include "graph/graph_executor.hpp"
 #include "graph/mesh_collectives.hpp"
 #include "graph/passes/passes.hpp"
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "../common/split_cpu_environment.hpp"
@@ -90,8 +91,10 @@ void expect_close(const std::vector<float>& actual, const std::vector<float>& ex
 
 // Trains kSteps on one device, then the same steps partitioned over `mesh`
 // with the given layouts of x, y (the batch), w1 and w2, on /CPU:0..3.
+// `passes`: the compiler's passes run on the program first (SpmdProgram).
 void expect_same_training(const MeshShape& mesh, const ValueSharding& batch, const ValueSharding& w1_layout,
-                          const ValueSharding& w2_layout, size_t expected_collectives_at_least) {
+                          const ValueSharding& w2_layout, size_t expected_collectives_at_least,
+                          const std::optional<FunctionOptions>& passes = std::nullopt) {
   DeviceScope on_cpu("/CPU:0");
   Mlp mlp;
   Graph graph = mlp.trace();
@@ -132,7 +135,11 @@ void expect_same_training(const MeshShape& mesh, const ValueSharding& batch, con
   EXPECT_GE(partition.collectives.size(), expected_collectives_at_least);
   std::vector<Device> devices;
   for (int index = 0; index < 4; ++index) devices.push_back(find_device("/CPU:" + std::to_string(index)));
-  SpmdProgram program(graph, partition, devices);
+  SpmdProgram program(graph, partition, devices, nullptr, passes);
+  if (passes) {
+    EXPECT_GT(program.statistics().fusions, 0) << "the passes ran";
+    EXPECT_LT(program.statistics().compiled_ops, program.statistics().traced_ops);
+  }
   for (int step = 0; step < kSteps; ++step) {
     std::vector<std::vector<Tensor>> arguments(4);
     for (size_t device = 0; device < 4; ++device) {
@@ -164,6 +171,13 @@ TEST(SpmdProgram, FsdpTrainsAsOneDevice) {
 TEST(SpmdProgram, FsdpTimesTensorParallelTrainsAsOneDevice) {
   // w1 column-parallel over model, w2 row-parallel over model, both FSDP over data.
   expect_same_training(MeshShape{{"data", "model"}, {2, 2}}, split({0, kNone}), split({0, 1}), split({1, 0}), 5);
+}
+
+// The same with the compiler's passes (fusion renumbers the values; the
+// variables' shards are found again by their tensors).
+TEST(SpmdProgram, FsdpTimesTensorParallelCompiledTrainsAsOneDevice) {
+  expect_same_training(MeshShape{{"data", "model"}, {2, 2}}, split({0, kNone}), split({0, 1}), split({1, 0}), 5,
+                       FunctionOptions{.name = "mlp_step", .jit_compile = true});
 }
 
 TEST(MeshCollectives, ShardsCutAndPlacedBackAreTheWhole) {

@@ -32,6 +32,7 @@
 
 #include "../../core/keras/distribution/layout_sharding.hpp"
 #include "../common/split_cpu_environment.hpp"
+#include "decoder_model_parallel.hpp"
 #include "model_zoo.hpp"
 #include "small_decoder.hpp"
 
@@ -221,13 +222,7 @@ TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
     return trained;
   };
   const Trained one_device = train(nullptr);
-  LayoutMap layout_map(DeviceMesh({2, 2}, {"data", "model"}, {"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"}));
-  layout_map.set("(query|key|value)/kernel$", layout({"data", "model", std::nullopt}));
-  layout_map.set("attention_output/kernel$", layout({"model", std::nullopt, "data"}));
-  layout_map.set("mlp_in/kernel$", layout({"data", "model"}));
-  layout_map.set("mlp_out/kernel$", layout({"model", "data"}));
-  layout_map.set("token_embedding/embeddings$", layout({"model", "data"}));
-  const Trained sharded = train(std::make_shared<ModelParallel>(layout_map, "data"));
+  const Trained sharded = train(decoder_model_parallel());
 
   EXPECT_TRUE(one_device.ran_unsharded);
   EXPECT_FALSE(sharded.ran_unsharded) << "fit ran the sharded program, not the one-device step";

@@ -24,16 +24,18 @@ inline DecoderLanguageModelOptions small_decoder() {
   return options;
 }
 
-// `rows` sequences of 8 tokens and their next tokens: a fixed pattern to learn.
-inline std::pair<Tensor, Tensor> pattern_batch(int32_t rows) {
+// `rows` sequences of `length` tokens (of 32) and their next tokens: a fixed
+// pattern to learn.
+inline std::pair<Tensor, Tensor> pattern_batch(int32_t rows, int32_t length = 8) {
   std::vector<int32_t> tokens, next;
   for (int32_t row = 0; row < rows; ++row) {
-    for (int32_t column = 0; column < 8; ++column) {
+    for (int32_t column = 0; column < length; ++column) {
       tokens.push_back((row * 5 + column * 3) % 32);
       next.push_back((row * 5 + column * 3 + 3) % 32);
     }
   }
-  return {Tensor::from_vector<int32_t>(tokens, Shape{rows, 8}), Tensor::from_vector<int32_t>(next, Shape{rows, 8})};
+  return {Tensor::from_vector<int32_t>(tokens, Shape{rows, length}),
+          Tensor::from_vector<int32_t>(next, Shape{rows, length})};
 }
 
 }  // namespace accel::model_zoo

@@ -69,10 +69,7 @@ DeviceStepAnalysis analyze_device_step(Model& model, const Tensor& x, const Tens
     analysis.batch_bytes += value.byte_size();
   }
 
-  FunctionOptions options;
-  options.name = "partitioned_train_step";
-  options.remat = model.remat_;
-  graph::CompiledGraph compiled = graph::compile_graph(std::move(graph), options);
+  graph::CompiledGraph compiled = graph::compile_graph(std::move(graph), partitioned_step_options(model));
   analysis.planned_peak_bytes = compiled.statistics.planned_peak_bytes;
   analysis.ops_recomputed = compiled.statistics.ops_recomputed;
   analysis.compiled_ops = compiled.statistics.compiled_ops;

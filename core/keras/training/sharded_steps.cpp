@@ -11,6 +11,11 @@
 // Weights assigned from outside between steps are not seen by the shards:
 // the next fit (or a new batch signature) cuts them again.
 //
+// The partitioned step is compiled as the model's compile asked (the
+// compiler's passes: rematerialization, fusion; partitioned_step_options),
+// once for every device, as analyze_device_step compiles it for the pod
+// estimate.
+//
 // Across processes (keras::distribution::initialize), every process runs fit
 // on the same global batches; each runs its own block of the mesh's devices
 // (their shards of the batch and the variables), the collectives exchange
@@ -55,7 +60,7 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
     std::vector<Device> devices =
         distribution::process_devices(mesh, step->exchange ? step->exchange->process_id() : 0, processes);
     step->program = std::make_unique<graph::SpmdProgram>(step->graph, partitioned.partition, std::move(devices),
-                                                         step->exchange.get());
+                                                         step->exchange.get(), partitioned_step_options(*this));
     sharded_step_ = std::move(step);
   }
 
@@ -69,6 +74,10 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
   program.gather_captures();
   update_metrics_from_results(x, y, results.front());
   return metric_results();
+}
+
+const FunctionStatistics* Model::sharded_train_statistics() const noexcept {
+  return sharded_step_ ? &sharded_step_->program->statistics() : nullptr;
 }
 
 Model::PartitionedStep Model::partition_train_step(const Tensor& x, const Tensor& y, bool undo_traced_update) {

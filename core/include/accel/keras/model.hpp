@@ -82,7 +82,8 @@ struct CompileOptions {
   // pass is compiled (replica_train_function); the cross-replica all-reduce
   // and the update, and the test and predict steps, run eagerly.
   bool jit_compile = false;
-  // Rematerialization of the compiled train step (jit_compile; RematPolicy in
+  // Rematerialization of the compiled train step (jit_compile, and the
+  // sharded step under keras.distribution; RematPolicy in
   // accel/function.hpp, MaxText's remat_policy): which activations each
   // layer call keeps for the backward pass; the rest are recomputed there.
   // Keras 3's RematScope names the same trade. Gradients are unchanged.
@@ -185,6 +186,10 @@ class Model : public Layer {
   const Function* train_function() const noexcept { return train_function_.get(); }
   const Function* test_function() const noexcept { return test_function_.get(); }
   const Function* predict_function() const noexcept { return predict_function_.get(); }
+  // Under keras.distribution: what compiling the latest sharded train
+  // step's per-device program did (ops_recomputed under remat; the planned
+  // peak is one device's), or null until fit ran one.
+  const FunctionStatistics* sharded_train_statistics() const noexcept;
   // Under a strategy: local replica `replica`'s compiled pass, or null.
   const Function* replica_train_function(int replica) const noexcept {
     return replica >= 0 && static_cast<size_t>(replica) < replica_train_functions_.size()
