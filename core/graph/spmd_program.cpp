@@ -191,6 +191,15 @@ std::vector<std::vector<std::vector<std::byte>>> SpmdProgram::exchange_capture_s
   return shards;
 }
 
+void SpmdProgram::scatter_captures() {
+  for (size_t device = 0; device < devices_.size(); ++device) {
+    for (size_t capture = 0; capture < captures_.size(); ++capture) {
+      // In place: the device's program holds this tensor's buffer.
+      shards_[device][capture].assign(cut(captures_[capture].whole, captures_[capture].sharding, device, captures_[capture].id));
+    }
+  }
+}
+
 void SpmdProgram::gather_captures() {
   std::vector<std::vector<std::vector<std::byte>>> remote = exchange_capture_shards();
   for (size_t capture = 0; capture < captures_.size(); ++capture) {

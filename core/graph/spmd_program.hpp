@@ -65,6 +65,10 @@ class SpmdProgram {
   // variable the step was traced with). Across processes a collective: every
   // process calls it after the same run.
   void gather_captures();
+  // The other way: cuts every captured value's shards again from its whole
+  // tensor, for wholes assigned from outside since the last run (weights
+  // loaded between two fits). Each process cuts its own devices' shards.
+  void scatter_captures();
 
   // The shard of value `id` (a capture or parameter of the partitioned
   // graph as given) that `device` holds, cut from `whole`.

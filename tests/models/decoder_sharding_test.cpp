@@ -245,6 +245,63 @@ TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
 INSTANTIATE_TEST_SUITE_P(DecoderSharding, FitUnderModelParallel, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "TiedLogits" : "OwnLogits"; });
 
+// Weights assigned between two fits (loaded, restored, reset) are what the
+// next sharded fit trains on: its first step cuts the shards again instead
+// of overwriting them with the last fit's.
+TEST(DecoderSharding, WeightsAssignedBetweenFitsAreTrainedOn) {
+  DeviceScope on_cpu("/CPU:0");
+  const DecoderLanguageModelOptions options = small_decoder();
+  const std::pair<Tensor, Tensor> examples = pattern_batch(16);
+  const Tensor& x = examples.first;
+  const Tensor& y = examples.second;
+  struct Fits {
+    std::vector<double> first, second;  // each fit's losses
+    std::vector<std::vector<float>> weights;
+  };
+  auto train = [&](std::shared_ptr<const keras::distribution::Distribution> distribution) {
+    keras::clear_session();
+    keras::set_random_seed(5);
+    keras::distribution::set_distribution(std::move(distribution));
+    std::shared_ptr<keras::Model> model = decoder_language_model(options);
+    model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
+                   std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                   {}, {.jit_compile = true});
+    keras::distribution::set_distribution(nullptr);
+    std::vector<std::vector<float>> initial;
+    for (const Variable& weight : model->weights()) initial.push_back(weight.value().to_vector<float>());
+    Fits fits;
+    auto losses = std::make_shared<StepLosses>();
+    model->fit(x, y, {.epochs = 1, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
+    fits.first = losses->losses;
+    std::vector<Variable> weights = model->weights();
+    for (size_t index = 0; index < weights.size(); ++index) {
+      Tensor value = weights[index].value();
+      value.assign(Tensor::from_vector(initial[index], value.shape()));
+    }
+    losses->losses.clear();
+    model->fit(x, y, {.epochs = 1, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
+    fits.second = losses->losses;
+    for (const Variable& weight : model->weights()) fits.weights.push_back(weight.value().to_vector<float>());
+    return fits;
+  };
+  const Fits one_device = train(nullptr);
+  const Fits sharded = train(decoder_model_parallel());
+  ASSERT_EQ(sharded.second.size(), 4u);
+  EXPECT_NEAR(sharded.second.front(), sharded.first.front(), 1e-5 * sharded.first.front())
+      << "the second fit starts from the weights put back, not from the first fit's";
+  for (size_t step = 0; step < sharded.second.size(); ++step) {
+    EXPECT_NEAR(sharded.second[step], one_device.second[step], 1e-5 * one_device.second[step]) << "step " << step;
+  }
+  ASSERT_EQ(sharded.weights.size(), one_device.weights.size());
+  for (size_t index = 0; index < sharded.weights.size(); ++index) {
+    for (size_t element = 0; element < sharded.weights[index].size(); ++element) {
+      const float expected = one_device.weights[index][element];
+      ASSERT_NEAR(sharded.weights[index][element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
+          << "weight " << index << " [" << element << "]";
+    }
+  }
+}
+
 TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {
   DeviceScope on_cpu("/CPU:0");
   keras::clear_session();

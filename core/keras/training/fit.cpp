@@ -130,6 +130,7 @@ History Model::run_fit(detail::BatchSource& training, detail::BatchSource* valid
   if (options.steps_per_epoch && *options.steps_per_epoch <= 0) {
     throw InvalidArgumentError("fit: steps_per_epoch must be positive, got " + std::to_string(*options.steps_per_epoch));
   }
+  mark_sharded_weights_stale();  // before on_train_begin's callbacks, which may restore weights too
   const CallbackParams params{detail::resolve_verbosity(options.verbose), options.epochs,
                               options.steps_per_epoch ? options.steps_per_epoch : training.batches_per_pass()};
   detail::CallbackList callbacks(options.callbacks, *this, params, /*add_history=*/true);

@@ -8,8 +8,10 @@
 // The program holds each device's shards of the variables and slots between
 // steps; after every step they are gathered back into the whole variables,
 // so that callbacks, evaluate, predict and saving read the trained weights.
-// Weights assigned from outside between steps are not seen by the shards:
-// the next fit (or a new batch signature) cuts them again.
+// Weights assigned from outside between steps are not seen by the shards
+// until the next fit, whose first step cuts them again (fit marks them
+// stale first: weights loaded, set or restored by a callback's
+// on_train_begin between two fits are trained on, not overwritten).
 //
 // The partitioned step is compiled as the model's compile asked (the
 // compiler's passes: rematerialization, fusion; partitioned_step_options),
@@ -45,6 +47,7 @@ struct Model::ShardedStep {
   graph::Graph graph;     // as partitioned
   std::shared_ptr<graph::ProcessExchange> exchange;  // held while the program uses it; null in one process
   std::unique_ptr<graph::SpmdProgram> program;
+  bool stale = false;  // the whole variables may have changed since the last gather
 };
 
 Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
@@ -65,6 +68,10 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
   }
 
   graph::SpmdProgram& program = *sharded_step_->program;
+  if (sharded_step_->stale) {
+    program.scatter_captures();
+    sharded_step_->stale = false;
+  }
   std::vector<std::vector<Tensor>> arguments(program.device_count());
   for (size_t device = 0; device < program.device_count(); ++device) {
     arguments[device] = {program.shard_of(x, sharded_step_->graph.parameters[0], device),
@@ -74,6 +81,10 @@ Logs Model::sharded_train_step(const Tensor& x, const Tensor& y) {
   program.gather_captures();
   update_metrics_from_results(x, y, results.front());
   return metric_results();
+}
+
+void Model::mark_sharded_weights_stale() noexcept {
+  if (sharded_step_) sharded_step_->stale = true;
 }
 
 const FunctionStatistics* Model::sharded_train_statistics() const noexcept {

@@ -340,6 +340,9 @@ class Model : public Layer {
   // an SPMD program over the mesh; the weights gathered whole after each step.
   struct ShardedStep;
   Logs sharded_train_step(const Tensor& x, const Tensor& y);
+  // The next sharded step cuts its shards again from the whole variables
+  // (fit calls it: weights may have been assigned since the last fit).
+  void mark_sharded_weights_stale() noexcept;
   // The train step on (x, y), traced and partitioned with the distribution's
   // layouts (training/partitioned_step.hpp): what sharded_train_step runs on
   // the mesh, and analyze_device_step on one device. Without
