@@ -17,6 +17,8 @@
 // Prints "ready <rank>" once the cluster joined, "epoch E step S" after every
 // step and "first step E S" for the first step it trains (after a restore it
 // is not 0 0); on failure "error: <message>" on stderr and exit code 3.
+#include "worker_options.hpp"
+
 #include <accel/accel.hpp>
 #include <accel/distribute/multi_worker_mirrored_strategy.hpp>
 #include <accel/distribute/one_device_strategy.hpp>
@@ -133,16 +135,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s single|multi_worker [key=value ...]\n", argv[0]);
     return 2;
   }
-  std::map<std::string, std::string> options;
-  for (int i = 2; i < argc; ++i) {
-    const std::string argument = argv[i];
-    const size_t equals = argument.find('=');
-    if (equals == std::string::npos) {
-      std::fprintf(stderr, "not key=value: %s\n", argv[i]);
-      return 2;
-    }
-    options[argument.substr(0, equals)] = argument.substr(equals + 1);
-  }
+  const std::optional<std::map<std::string, std::string>> parsed = accel::testing::worker_options(argc, argv);
+  if (!parsed) return 2;
+  std::map<std::string, std::string> options = *parsed;
   try {
     return train(argv[1], options);
   } catch (const std::exception& error) {

@@ -14,6 +14,8 @@
 //
 // Every mode but single joins the cluster in TF_CONFIG. Prints "done" at the
 // end; on failure "error: <message>" on stderr and exit code 3.
+#include "worker_options.hpp"
+
 #include <accel/accel.hpp>
 #include <accel/config.hpp>
 #include <accel/distribute/initialize_distribution.hpp>
@@ -156,16 +158,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s single|data_parallel|model_parallel|bad_meshes [key=value ...]\n", argv[0]);
     return 2;
   }
-  std::map<std::string, std::string> options;
-  for (int i = 2; i < argc; ++i) {
-    const std::string argument = argv[i];
-    const size_t equals = argument.find('=');
-    if (equals == std::string::npos) {
-      std::fprintf(stderr, "not key=value: %s\n", argv[i]);
-      return 2;
-    }
-    options[argument.substr(0, equals)] = argument.substr(equals + 1);
-  }
+  const std::optional<std::map<std::string, std::string>> parsed = accel::testing::worker_options(argc, argv);
+  if (!parsed) return 2;
+  std::map<std::string, std::string> options = *parsed;
   try {
     // Two devices in each process, split before the runtime starts.
     config::set_logical_device_configuration(config::list_physical_devices("CPU").at(0),

@@ -57,6 +57,23 @@ class StepLosses final : public keras::Callback {
 
 TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
 
+// The decoder from seed 5, compiled under `distribution` (null: one
+// device) with SGD and momentum (its slots take their variables' layouts;
+// Adam's division by sqrt(v) would turn a gradient that is zero up to
+// rounding into rounding-sized updates of either sign).
+std::shared_ptr<keras::Model> compiled_decoder(const DecoderLanguageModelOptions& options,
+                                               std::shared_ptr<const keras::distribution::Distribution> distribution) {
+  keras::clear_session();
+  keras::set_random_seed(5);
+  keras::distribution::set_distribution(std::move(distribution));
+  std::shared_ptr<keras::Model> model = decoder_language_model(options);
+  model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
+                 std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                 {}, {.jit_compile = true});
+  keras::distribution::set_distribution(nullptr);
+  return model;
+}
+
 TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
   keras::clear_session();
@@ -207,14 +224,7 @@ TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
     bool ran_unsharded = false;  // made the one-device compiled train function
   };
   auto train = [&](std::shared_ptr<const keras::distribution::Distribution> distribution) {
-    keras::clear_session();
-    keras::set_random_seed(5);
-    keras::distribution::set_distribution(std::move(distribution));
-    std::shared_ptr<keras::Model> model = decoder_language_model(options);
-    model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
-                   std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
-                   {}, {.jit_compile = true});
-    keras::distribution::set_distribution(nullptr);
+    std::shared_ptr<keras::Model> model = compiled_decoder(options, std::move(distribution));
     auto losses = std::make_shared<StepLosses>();
     model->fit(x, y, {.epochs = 3, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
     Trained trained{losses->losses, {}, model->train_function() != nullptr};
@@ -259,14 +269,7 @@ TEST(DecoderSharding, WeightsAssignedBetweenFitsAreTrainedOn) {
     std::vector<std::vector<float>> weights;
   };
   auto train = [&](std::shared_ptr<const keras::distribution::Distribution> distribution) {
-    keras::clear_session();
-    keras::set_random_seed(5);
-    keras::distribution::set_distribution(std::move(distribution));
-    std::shared_ptr<keras::Model> model = decoder_language_model(options);
-    model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
-                   std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
-                   {}, {.jit_compile = true});
-    keras::distribution::set_distribution(nullptr);
+    std::shared_ptr<keras::Model> model = compiled_decoder(options, std::move(distribution));
     std::vector<std::vector<float>> initial;
     for (const Variable& weight : model->weights()) initial.push_back(weight.value().to_vector<float>());
     Fits fits;
