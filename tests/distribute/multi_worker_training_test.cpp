@@ -9,6 +9,7 @@
 //    BackupAndRestore backup and ends with the weights of an uninterrupted run;
 //  - each worker's profile holds its Gloo all-reduces, one or more a step.
 // Every wait is bounded and every process dies with its test.
+#include "scratch_folder_test.hpp"
 #include "worker_cluster.hpp"
 
 #include <fmt/format.h>
@@ -34,17 +35,9 @@ using Weights = std::vector<std::vector<float>>;
 
 const std::string kWorker = ACCEL_TRAINING_WORKER;
 
-class MultiWorkerTraining : public ::testing::Test {
+class MultiWorkerTraining : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    folder_ = std::filesystem::temp_directory_path() /
-              fmt::format("accel_multi_worker_{}_{}", ::getpid(), ::testing::UnitTest::GetInstance()->random_seed());
-    std::filesystem::create_directories(folder_);
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-  std::string path(const std::string& name) const { return (folder_ / name).string(); }
-
-  std::filesystem::path folder_;
+  MultiWorkerTraining() : ScratchFolderTest("accel_multi_worker") {}
 };
 
 // Each line: one weight's values as hex floats (exact).

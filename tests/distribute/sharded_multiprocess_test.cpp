@@ -10,6 +10,7 @@
 // a process that dies mid-training makes the other fail with a clear error,
 // not wait for it.
 // The programs run in sharded_training_worker; every wait is bounded.
+#include "scratch_folder_test.hpp"
 #include "worker_cluster.hpp"
 
 #include <fmt/format.h>
@@ -68,15 +69,9 @@ double worst_relative_difference(const std::vector<double>& values, const std::v
   return worst;
 }
 
-class ShardedTrainingAcrossProcesses : public ::testing::Test {
+class ShardedTrainingAcrossProcesses : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    folder_ = std::filesystem::temp_directory_path() /
-              fmt::format("accel_sharded_{}_{}", ::getpid(), ::testing::UnitTest::GetInstance()->random_seed());
-    std::filesystem::create_directories(folder_);
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-  std::string path(const std::string& name) const { return (folder_ / name).string(); }
+  ShardedTrainingAcrossProcesses() : ScratchFolderTest("accel_sharded") {}
 
   // Runs `mode` in 2 worker processes; each writes what it trained.
   void run_two_workers(const std::string& mode) {
@@ -116,8 +111,6 @@ class ShardedTrainingAcrossProcesses : public ::testing::Test {
       EXPECT_LE(worst, 1e-5) << "process " << index;
     }
   }
-
-  std::filesystem::path folder_;
 };
 
 TEST_F(ShardedTrainingAcrossProcesses, DataParallelOverTwoProcessesTrainsAsOneDevice) {

@@ -34,18 +34,13 @@
 #include <memory>
 #include <string>
 
+#include "../common/batch_losses.hpp"
 #include "../models/small_decoder.hpp"
 
 namespace {
 
 using namespace accel;
 namespace kd = accel::keras::distribution;
-
-class StepLosses final : public keras::Callback {
- public:
-  void on_train_batch_end(int64_t, const keras::Logs& logs) override { losses.push_back(logs.at("loss")); }
-  std::vector<double> losses;
-};
 
 class ExitAtStep final : public keras::Callback {
  public:
@@ -67,16 +62,9 @@ std::pair<std::shared_ptr<keras::Model>, std::vector<double>> fit_decoder(
     std::shared_ptr<const kd::Distribution> distribution, int32_t rows, int64_t batch_size,
     std::vector<std::shared_ptr<keras::Callback>> callbacks = {}) {
   DeviceScope on_cpu("/CPU:0");
-  keras::clear_session();
-  keras::set_random_seed(5);
-  kd::set_distribution(std::move(distribution));
-  std::shared_ptr<keras::Model> model = model_zoo::decoder_language_model(model_zoo::small_decoder());
-  model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
-                 std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
-                 {}, {.jit_compile = true});
-  kd::set_distribution(nullptr);
+  std::shared_ptr<keras::Model> model = model_zoo::compiled_decoder(model_zoo::small_decoder(), std::move(distribution));
   const auto [x, y] = model_zoo::pattern_batch(rows);
-  auto losses = std::make_shared<StepLosses>();
+  auto losses = std::make_shared<testing::BatchLosses>();
   callbacks.insert(callbacks.begin(), losses);
   model->fit(x, y, {.epochs = 5, .batch_size = batch_size, .verbose = 0, .callbacks = callbacks, .shuffle = false});
   return {model, losses->losses};

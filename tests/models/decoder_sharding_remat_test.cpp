@@ -26,6 +26,7 @@
 #include "decoder_model_parallel.hpp"
 #include "model_zoo.hpp"
 #include "small_decoder.hpp"
+#include "trained_alike.hpp"
 
 namespace accel::model_zoo {
 namespace {
@@ -51,14 +52,9 @@ struct Fit {
 
 Fitted fit(const Fit& how) {
   DeviceScope on_cpu("/CPU:0");
-  keras::clear_session();
-  keras::set_random_seed(5);
-  if (how.sharded) keras::distribution::set_distribution(decoder_model_parallel());
-  std::shared_ptr<keras::Model> model = decoder_language_model(how.model);
-  model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
-                 std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
-                 {}, {.jit_compile = true, .remat = how.remat, .remat_blocks = how.remat_blocks});
-  keras::distribution::set_distribution(nullptr);
+  std::shared_ptr<keras::Model> model =
+      compiled_decoder(how.model, how.sharded ? decoder_model_parallel() : nullptr,
+                       {.jit_compile = true, .remat = how.remat, .remat_blocks = how.remat_blocks});
   const Tensor& x = how.batches.first;
   const Tensor& y = how.batches.second;
   auto losses = std::make_shared<testing::BatchLosses>();
@@ -79,19 +75,7 @@ Fitted fit(const Fit& how) {
 }
 
 void expect_same_training(const Fitted& fitted, const Fitted& reference) {
-  ASSERT_EQ(fitted.losses.size(), reference.losses.size());
-  for (size_t step = 0; step < reference.losses.size(); ++step) {
-    EXPECT_NEAR(fitted.losses[step], reference.losses[step], 1e-5 * reference.losses[step]) << "step " << step;
-  }
-  ASSERT_EQ(fitted.weights.size(), reference.weights.size());
-  for (size_t index = 0; index < reference.weights.size(); ++index) {
-    ASSERT_EQ(fitted.weights[index].size(), reference.weights[index].size());
-    for (size_t element = 0; element < reference.weights[index].size(); ++element) {
-      const float expected = reference.weights[index][element];
-      ASSERT_NEAR(fitted.weights[index][element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
-          << "weight " << index << " [" << element << "]";
-    }
-  }
+  expect_trained_alike(fitted.losses, fitted.weights, reference.losses, reference.weights);
 }
 
 TEST(DecoderShardingRemat, EveryPolicyTrainsAsNoneAndAsOneDevice) {

@@ -31,10 +31,12 @@
 #include <vector>
 
 #include "../../core/keras/distribution/layout_sharding.hpp"
+#include "../common/batch_losses.hpp"
 #include "../common/split_cpu_environment.hpp"
 #include "decoder_model_parallel.hpp"
 #include "model_zoo.hpp"
 #include "small_decoder.hpp"
+#include "trained_alike.hpp"
 
 namespace accel::model_zoo {
 namespace {
@@ -46,33 +48,10 @@ using keras::distribution::TensorLayout;
 
 constexpr int kSteps = 20;
 
-class StepLosses final : public keras::Callback {
- public:
-  void on_train_batch_end(int64_t, const keras::Logs& logs) override { losses.push_back(logs.at("loss")); }
-  std::vector<double> losses;
-};
-
 [[maybe_unused]] ::testing::Environment* const four_logical_cpus =
     ::testing::AddGlobalTestEnvironment(new testing::SplitCpuEnvironment(4));
 
 TensorLayout layout(std::vector<std::optional<std::string>> axes) { return TensorLayout{std::move(axes)}; }
-
-// The decoder from seed 5, compiled under `distribution` (null: one
-// device) with SGD and momentum (its slots take their variables' layouts;
-// Adam's division by sqrt(v) would turn a gradient that is zero up to
-// rounding into rounding-sized updates of either sign).
-std::shared_ptr<keras::Model> compiled_decoder(const DecoderLanguageModelOptions& options,
-                                               std::shared_ptr<const keras::distribution::Distribution> distribution) {
-  keras::clear_session();
-  keras::set_random_seed(5);
-  keras::distribution::set_distribution(std::move(distribution));
-  std::shared_ptr<keras::Model> model = decoder_language_model(options);
-  model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
-                 std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
-                 {}, {.jit_compile = true});
-  keras::distribution::set_distribution(nullptr);
-  return model;
-}
 
 TEST(DecoderSharding, FsdpTimesTensorParallelTrainsAsOneDevice) {
   DeviceScope on_cpu("/CPU:0");
@@ -225,7 +204,7 @@ TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
   };
   auto train = [&](std::shared_ptr<const keras::distribution::Distribution> distribution) {
     std::shared_ptr<keras::Model> model = compiled_decoder(options, std::move(distribution));
-    auto losses = std::make_shared<StepLosses>();
+    auto losses = std::make_shared<testing::BatchLosses>();
     model->fit(x, y, {.epochs = 3, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
     Trained trained{losses->losses, {}, model->train_function() != nullptr};
     for (const Variable& weight : model->weights()) trained.weights.push_back(weight.value().to_vector<float>());
@@ -237,19 +216,8 @@ TEST_P(FitUnderModelParallel, TrainsAsOneDevice) {
   EXPECT_TRUE(one_device.ran_unsharded);
   EXPECT_FALSE(sharded.ran_unsharded) << "fit ran the sharded program, not the one-device step";
   ASSERT_EQ(sharded.losses.size(), 12u);
-  ASSERT_EQ(sharded.losses.size(), one_device.losses.size());
   EXPECT_LT(one_device.losses.back(), one_device.losses.front());
-  for (size_t step = 0; step < sharded.losses.size(); ++step) {
-    EXPECT_NEAR(sharded.losses[step], one_device.losses[step], 1e-5 * one_device.losses[step]) << "step " << step;
-  }
-  ASSERT_EQ(sharded.weights.size(), one_device.weights.size());
-  for (size_t index = 0; index < sharded.weights.size(); ++index) {
-    for (size_t element = 0; element < sharded.weights[index].size(); ++element) {
-      const float expected = one_device.weights[index][element];
-      ASSERT_NEAR(sharded.weights[index][element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
-          << "weight " << index << " [" << element << "]";
-    }
-  }
+  expect_trained_alike(sharded.losses, sharded.weights, one_device.losses, one_device.weights);
 }
 
 INSTANTIATE_TEST_SUITE_P(DecoderSharding, FitUnderModelParallel, ::testing::Values(false, true),
@@ -273,7 +241,7 @@ TEST(DecoderSharding, WeightsAssignedBetweenFitsAreTrainedOn) {
     std::vector<std::vector<float>> initial;
     for (const Variable& weight : model->weights()) initial.push_back(weight.value().to_vector<float>());
     Fits fits;
-    auto losses = std::make_shared<StepLosses>();
+    auto losses = std::make_shared<testing::BatchLosses>();
     model->fit(x, y, {.epochs = 1, .batch_size = 4, .verbose = 0, .callbacks = {losses}, .shuffle = false});
     fits.first = losses->losses;
     std::vector<Variable> weights = model->weights();
@@ -292,17 +260,7 @@ TEST(DecoderSharding, WeightsAssignedBetweenFitsAreTrainedOn) {
   ASSERT_EQ(sharded.second.size(), 4u);
   EXPECT_NEAR(sharded.second.front(), sharded.first.front(), 1e-5 * sharded.first.front())
       << "the second fit starts from the weights put back, not from the first fit's";
-  for (size_t step = 0; step < sharded.second.size(); ++step) {
-    EXPECT_NEAR(sharded.second[step], one_device.second[step], 1e-5 * one_device.second[step]) << "step " << step;
-  }
-  ASSERT_EQ(sharded.weights.size(), one_device.weights.size());
-  for (size_t index = 0; index < sharded.weights.size(); ++index) {
-    for (size_t element = 0; element < sharded.weights[index].size(); ++element) {
-      const float expected = one_device.weights[index][element];
-      ASSERT_NEAR(sharded.weights[index][element], expected, 1e-5 * std::max(1.0f, std::fabs(expected)))
-          << "weight " << index << " [" << element << "]";
-    }
-  }
+  expect_trained_alike(sharded.second, sharded.weights, one_device.second, one_device.weights);
 }
 
 TEST(DecoderSharding, FitUnderADistributionRefusesABatchTheMeshCannotSplit) {

@@ -3,10 +3,15 @@
 // train, so that both train the same model on the same data.
 #pragma once
 
+#include <accel/keras/backend.hpp>
+#include <accel/keras/distribution/distribution.hpp>
+#include <accel/keras/losses.hpp>
+#include <accel/keras/optimizers.hpp>
 #include <accel/tensor.hpp>
 
 #include "model_zoo.hpp"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -36,6 +41,24 @@ inline std::pair<Tensor, Tensor> pattern_batch(int32_t rows, int32_t length = 8)
   }
   return {Tensor::from_vector<int32_t>(tokens, Shape{rows, length}),
           Tensor::from_vector<int32_t>(next, Shape{rows, length})};
+}
+
+// The decoder of `options` from seed 5, compiled under `distribution`
+// (null: one device) with SGD and momentum (its slots take their
+// variables' layouts; Adam's division by sqrt(v) would turn a gradient that
+// is zero up to rounding into rounding-sized updates of either sign).
+inline std::shared_ptr<keras::Model> compiled_decoder(const DecoderLanguageModelOptions& options,
+                                                      std::shared_ptr<const keras::distribution::Distribution> distribution,
+                                                      keras::CompileOptions compile = {.jit_compile = true}) {
+  keras::clear_session();
+  keras::set_random_seed(5);
+  keras::distribution::set_distribution(std::move(distribution));
+  std::shared_ptr<keras::Model> model = decoder_language_model(options);
+  model->compile(std::make_shared<keras::SGD>(keras::SGDOptions{.learning_rate = 0.2, .momentum = 0.9}),
+                 std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
+                 {}, compile);
+  keras::distribution::set_distribution(nullptr);
+  return model;
 }
 
 }  // namespace accel::model_zoo

@@ -17,19 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "../common/batch_losses.hpp"
 #include "model_zoo.hpp"
 
 namespace accel::model_zoo {
 namespace {
 
 constexpr const char* kText = "/usr/share/common-licenses/GPL-3";
-
-// History of the loss per step.
-class StepLosses final : public keras::Callback {
- public:
-  void on_train_batch_end(int64_t, const keras::Logs& logs) override { losses.push_back(logs.at("loss")); }
-  std::vector<double> losses;
-};
 
 // Three epochs of byte-level next-token prediction on the text; the losses per step.
 std::vector<double> train_on_the_text(const DecoderLanguageModelOptions& options, int64_t* parameters) {
@@ -56,7 +50,7 @@ std::vector<double> train_on_the_text(const DecoderLanguageModelOptions& options
   model->compile(std::make_shared<keras::Adam>(keras::AdamOptions{.learning_rate = 3e-3}),
                  std::make_shared<keras::SparseCategoricalCrossentropy>(keras::CrossentropyOptions{.from_logits = true}),
                  {}, {.jit_compile = true});
-  auto losses = std::make_shared<StepLosses>();
+  auto losses = std::make_shared<testing::BatchLosses>();
   model->fit(Tensor::from_vector<int32_t>(inputs, Shape{sequences, length}),
              Tensor::from_vector<int32_t>(targets, Shape{sequences, length}),
              {.epochs = 3, .batch_size = 32, .verbose = 0, .callbacks = {losses}, .seed = 3});
