@@ -233,9 +233,12 @@ TEST(ExperimentRun, RequireTurnsASkippedRunIntoAFailure) {
 
 TEST(ExperimentRun, InterruptLeavesAValidPartialReport) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST is not installed";
-  const fs::path out = scratch_dir("interrupt");
-  fs::create_directories(out.parent_path());
-  const fs::path log = out.string() + ".log";
+  // The log lives in a fresh folder: one left by an earlier process of the
+  // same pid would already name the TPU run before this one started.
+  const fs::path folder = scratch_dir("interrupt");
+  fs::create_directories(folder);
+  const fs::path out = folder / "out";
+  const fs::path log = folder / "log.txt";
   // The cpu run is short; the TPU run long enough to be interrupted in fit.
   const std::string command = "exec " + kAccel + " run " + kQuickstart + " --out " + out.string() +
                               " --set training.steps_per_epoch=4 --set compare.tpu_v4.training.steps_per_epoch=2000 > " +
