@@ -45,6 +45,7 @@ class TemporaryDirectory {
     static std::atomic<int> counter{0};
     path_ = std::filesystem::temp_directory_path() /
             ("accel_data_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);  // left by a crashed earlier process of this pid
     std::filesystem::create_directories(path_);
   }
   ~TemporaryDirectory() {

@@ -62,6 +62,7 @@ TEST(AccelLaunch, AFailingWorkerStopsTheOthersAndSetsTheExitCode) {
 TEST(AccelLaunch, SigintStopsEveryWorkerAndLeavesNone) {
   const std::filesystem::path folder = std::filesystem::temp_directory_path() /
                                        fmt::format("accel_launch_test_{}", ::getpid());
+  std::filesystem::remove_all(folder);  // pid files of an earlier process with this pid
   std::filesystem::create_directories(folder);
   LaunchRun run({"-n", "2", "--", "sh", "-c",
                  fmt::format(R"(echo $$ > {}/$(echo "$TF_CONFIG" | tr -dc 0-9 | tail -c 1); echo started; sleep 60 & wait)",

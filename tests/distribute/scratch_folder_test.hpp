@@ -21,6 +21,7 @@ class ScratchFolderTest : public ::testing::Test {
   void SetUp() override {
     folder_ = std::filesystem::temp_directory_path() /
               fmt::format("{}_{}_{}", prefix_, ::getpid(), ::testing::UnitTest::GetInstance()->random_seed());
+    std::filesystem::remove_all(folder_);  // left by a crashed earlier process of this pid
     std::filesystem::create_directories(folder_);
   }
   void TearDown() override { std::filesystem::remove_all(folder_); }

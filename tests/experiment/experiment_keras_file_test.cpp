@@ -120,6 +120,7 @@ LoadOptions validate_options() {
 class ScratchFolder {
  public:
   ScratchFolder() : path_(std::filesystem::temp_directory_path() / ("accel_keras_file_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);  // left by a crashed earlier process of this pid
     std::filesystem::create_directories(path_);
   }
   ~ScratchFolder() { std::filesystem::remove_all(path_); }

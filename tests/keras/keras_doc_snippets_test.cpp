@@ -241,6 +241,7 @@ TEST(KerasDocExamples, AdamwCompilesAModel) {
 
 TEST(KerasDocExamples, Keras3FilesLoadTrainAndSave) {
   const std::filesystem::path folder = std::filesystem::temp_directory_path() / ("accel_keras3_doc_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   std::filesystem::copy_file(std::string(ACCEL_KERAS_GOLDEN_DIR) + "/keras3/cnn.keras", folder / "cnn.keras");
   const std::filesystem::path previous = std::filesystem::current_path();

@@ -37,6 +37,7 @@ TEST_P(ZooKerasFilesTest, SavedAndLoadedBackBitwise) {
   keras::clear_session();
   keras::set_random_seed(5);
   const fs::path folder = fs::temp_directory_path() / ("accel_zoo_keras_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
   fs::create_directories(folder);
   const std::shared_ptr<keras::Model> model =
       GetParam() == "resnet18" ? resnet18({{32, 32, 3}, 10}) : build_model(GetParam());
