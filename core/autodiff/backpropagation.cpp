@@ -91,7 +91,8 @@ std::vector<Tensor> backpropagate(std::span<const TapeEntry> entries,
 
     std::optional<DeviceScope> on_op_device;
     if (entry->device.valid()) on_op_device.emplace(entry->device);
-    const accel::detail::StepRegionScope in_region({.layer = entry->region.layer, .backward = true});
+    const accel::detail::StepRegionScope in_region(
+        {.layer = entry->region.layer, .backward = true, .block = entry->region.block});
     const GradientContext context(op, output_gradient_values, needs_input_gradient);
     const std::vector<Tensor> input_gradients = registry.gradient_function(op.op())(context);
     if (input_gradients.size() != op.inputs().size()) {

@@ -95,7 +95,9 @@ struct Node {
   // The ops this node stands for, for dumps and reports ("Conv2D+BiasAdd+Relu").
   std::string label;
   // The layer call that traced it, forward or backward (step_region.hpp):
-  // what rematerialization reads. Nodes the passes make have none.
+  // what rematerialization reads, and a pod estimate's loop over blocks.
+  // A collective the SPMD pass adds has its reader's, a recomputed copy its
+  // layer's backward one, a fusion that of the node it replaces.
   detail::StepRegion region;
 
   template <typename Attributes>

@@ -98,7 +98,10 @@ std::vector<Tensor> Model::call_list(const std::vector<Tensor>& inputs, bool tra
     accel::detail::StepRegion call_region;
     if (const auto block = remat_block_of_.find(&layer); block != remat_block_of_.end()) {
       auto [opened, added] = block_regions.try_emplace(block->second);
-      if (added) opened->second = accel::detail::StepRegionScope::next_layer_call();
+      if (added) {
+        opened->second = accel::detail::StepRegionScope::next_layer_call();
+        opened->second.block = true;
+      }
       call_region = opened->second;
     } else {
       call_region = accel::detail::StepRegionScope::next_layer_call();

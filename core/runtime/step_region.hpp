@@ -14,6 +14,9 @@ namespace accel::detail {
 struct StepRegion {
   int32_t layer = -1;     // -1: outside any layer call (losses, metrics, optimizers)
   bool backward = false;  // computes the gradient of the layer's ops
+  // The call is a block of layers (CompileOptions::remat_blocks: a decoder
+  // layer), one of a repeated series a TPU program runs as a loop.
+  bool block = false;
 };
 
 // The innermost open region of this thread, or {-1, false}.

@@ -37,6 +37,13 @@ StepEvent collective(int32_t index, std::vector<int32_t> inputs_from = {}) {
                    .label = "collective"};
 }
 
+// Collectives of `seconds` each on the slice's links, all asynchronous or all not.
+std::vector<ScheduledCollective> timed(std::vector<double> seconds, bool asynchronous) {
+  std::vector<ScheduledCollective> collectives;
+  for (double each : seconds) collectives.push_back({.seconds = each, .network = 0, .asynchronous = asynchronous});
+  return collectives;
+}
+
 DeviceStepAnalysis program(std::vector<StepEvent> events, int collectives) {
   DeviceStepAnalysis analysis;
   analysis.events = std::move(events);
@@ -44,15 +51,25 @@ DeviceStepAnalysis program(std::vector<StepEvent> events, int collectives) {
   return analysis;
 }
 
+// Each event runs once, however it became ready: a gather of a reshaped
+// weight (a reshape reads nothing that takes time) moves its bytes once.
+TEST(PodSchedule, EachCollectiveRunsOnce) {
+  const StepEvent reshape{.kind = StepEvent::Kind::kFree, .label = "reshape"};
+  const DeviceStepAnalysis analysis = program({reshape, collective(0, {0}), op(1.0, {1})}, 1);
+  const PodSchedule schedule = schedule_device_step(analysis, timed({0.5}, true));
+  EXPECT_DOUBLE_EQ(schedule.link_busy_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(schedule.step_seconds, 1.5);
+}
+
 // A weight's gather (its operand there from the start) overlaps the op
 // before the one that reads it; synchronous, it runs where the program has it.
 TEST(PodSchedule, AGatherOfAWeightOverlapsEarlierOps) {
   const DeviceStepAnalysis analysis = program({op(1.0), collective(0), op(1.0, {1})}, 1);
-  const PodSchedule async = schedule_device_step(analysis, {0.5}, true);
+  const PodSchedule async = schedule_device_step(analysis, timed({0.5}, true));
   EXPECT_DOUBLE_EQ(async.step_seconds, 2.0);
   EXPECT_DOUBLE_EQ(async.exposed_collective_seconds, 0.0);
   EXPECT_DOUBLE_EQ(async.link_busy_seconds, 0.5);
-  const PodSchedule sync = schedule_device_step(analysis, {0.5}, false);
+  const PodSchedule sync = schedule_device_step(analysis, timed({0.5}, false));
   EXPECT_DOUBLE_EQ(sync.step_seconds, 2.5);
   EXPECT_DOUBLE_EQ(sync.exposed_collective_seconds, 0.5);
 }
@@ -62,9 +79,9 @@ TEST(PodSchedule, AGatherOfAWeightOverlapsEarlierOps) {
 TEST(PodSchedule, AGradientsReductionOverlapsTheRestOfTheBackwardPass) {
   // 0: the gradient (1 s), 1: its reduce-scatter, 2: another op (2 s), 3: the update (0.1 s).
   const DeviceStepAnalysis analysis = program({op(1.0), collective(0, {0}), op(2.0), op(0.1, {1})}, 1);
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {0.5}, true).step_seconds, 3.1);
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {2.5}, true).step_seconds, 3.6);  // 1 + 2.5, then the update
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {0.5}, false).step_seconds, 3.6);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({0.5}, true)).step_seconds, 3.1);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({2.5}, true)).step_seconds, 3.6);  // 1 + 2.5, then the update
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({0.5}, false)).step_seconds, 3.6);
 }
 
 // The batch's chain is not moved early: a reduction of the first op's result
@@ -75,32 +92,81 @@ TEST(PodSchedule, OpsWaitForTheCollectivesTheyReadWhileOthersRun) {
   first.reads_batch = true;
   // 0: an op on the batch (1 s), 1: a reduction of it (2 s), 2: an op reading the reduction, 3: one reading op 0.
   const DeviceStepAnalysis analysis = program({first, collective(0, {0}), op(1.0, {1}), op(1.0, {0})}, 1);
-  const PodSchedule schedule = schedule_device_step(analysis, {2.0}, true);
+  const PodSchedule schedule = schedule_device_step(analysis, timed({2.0}, true));
   EXPECT_DOUBLE_EQ(schedule.step_seconds, 4.0);  // 0-1, 1-2 beside the reduction (1-3), 3-4
   EXPECT_DOUBLE_EQ(schedule.exposed_collective_seconds, 1.0);
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {2.0}, false).step_seconds, 5.0);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({2.0}, false)).step_seconds, 5.0);
 }
 
 // The links run one collective at a time: two gathers of 1 s each, read at
 // the start, keep the chip waiting 2 s.
 TEST(PodSchedule, CollectivesShareTheLinks) {
   const DeviceStepAnalysis analysis = program({collective(0), collective(1), op(1.0, {0, 1})}, 2);
-  const PodSchedule schedule = schedule_device_step(analysis, {1.0, 1.0}, true);
+  const PodSchedule schedule = schedule_device_step(analysis, timed({1.0, 1.0}, true));
   EXPECT_DOUBLE_EQ(schedule.step_seconds, 3.0);
   EXPECT_DOUBLE_EQ(schedule.exposed_collective_seconds, 2.0);
-  EXPECT_THROW(schedule_device_step(analysis, {1.0}, true), InvalidArgumentError);
+  EXPECT_THROW(schedule_device_step(analysis, timed({1.0}, true)), InvalidArgumentError);
   // One on the slice's links, one on the network between slices: at once.
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {1.0, 1.0}, true, {0, 1}).step_seconds, 2.0);
+  std::vector<ScheduledCollective> two_networks = timed({1.0, 1.0}, true);
+  two_networks[1].network = 1;
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, two_networks).step_seconds, 2.0);
 }
 
-// A collective between slices blocks the chip even when the slice's
-// collectives are asynchronous: the op that does not read it waits too.
-TEST(PodSchedule, CollectivesBetweenSlicesBlockTheChip) {
+// A synchronous collective (one between slices, or a kind XLA's flags
+// leave synchronous) blocks the chip: the op that does not read it waits too.
+TEST(PodSchedule, ASynchronousCollectiveBlocksTheChip) {
   const DeviceStepAnalysis analysis = program({op(1.0), collective(0, {0}), op(1.0)}, 1);
-  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, {1.0}, true, {0}).step_seconds, 2.0);
-  const PodSchedule between = schedule_device_step(analysis, {1.0}, true, {1});
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({1.0}, true)).step_seconds, 2.0);
+  const PodSchedule between = schedule_device_step(analysis, {{.seconds = 1.0, .network = 1, .asynchronous = false}});
   EXPECT_DOUBLE_EQ(between.step_seconds, 3.0);
   EXPECT_DOUBLE_EQ(between.exposed_collective_seconds, 1.0);
+}
+
+// Events of block calls: forward (backward = false) or backward.
+StepEvent in_block(StepEvent event, int32_t block, bool backward = false) {
+  event.block = block;
+  event.backward = backward;
+  return event;
+}
+
+// Two forward block calls, each gathering its weight (1 s) and running an
+// op on it (2 s). Straight, the second gather runs under the first block's
+// op; scanned, an iteration's gather can only start with its iteration, so
+// each block waits for its own.
+TEST(PodSchedule, ScannedBlocksGatherTheirWeightsInTheirOwnIteration) {
+  const DeviceStepAnalysis analysis = program({in_block(collective(0), 1), in_block(op(2.0, {0}), 1),
+                                               in_block(collective(1), 2), in_block(op(2.0, {2, 1}), 2)},
+                                              2);
+  const PodSchedule straight = schedule_device_step(analysis, timed({1.0, 1.0}, true));
+  EXPECT_DOUBLE_EQ(straight.step_seconds, 5.0);  // 1 exposed, then 2 + 2
+  const PodSchedule scanned = schedule_device_step(analysis, timed({1.0, 1.0}, true), true);
+  EXPECT_DOUBLE_EQ(scanned.step_seconds, 6.0);  // (1 + 2) per iteration
+  EXPECT_DOUBLE_EQ(scanned.exposed_collective_seconds, 2.0);
+}
+
+// A gradient's reduction in a backward iteration must end before the next
+// iteration starts, though nothing in it reads the reduction; outside the
+// loop, what reads it waits for the whole loop.
+TEST(PodSchedule, AnIterationEndsWithItsCollectives) {
+  // 0: block 2's gradient (1 s), 1: its reduction (3 s), 2: block 1's op (1 s), 3: the update of 1 outside.
+  const DeviceStepAnalysis analysis = program({in_block(op(1.0), 2, true), in_block(collective(0, {0}), 2, true),
+                                               in_block(op(1.0), 1, true), op(0.5, {1})},
+                                              1);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({3.0}, true)).step_seconds, 4.5);  // 1 + 3, then the update
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({3.0}, true), true).step_seconds, 5.5);  // 1 + 3, 1, 0.5
+}
+
+// While a loop runs, the chip runs only its ops: an independent op outside
+// the loop does not fill the loop's wait for a gather.
+TEST(PodSchedule, NothingOutsideALoopRunsWhileItRuns) {
+  // 0: block 1's op (1 s), 1: block 2's gather (2 s), 2: block 2's op on it (1 s), 3: an op outside (1 s).
+  const DeviceStepAnalysis analysis = program({in_block(op(1.0), 1), in_block(collective(0), 2),
+                                               in_block(op(1.0, {1}), 2), op(1.0)},
+                                              1);
+  EXPECT_DOUBLE_EQ(schedule_device_step(analysis, timed({2.0}, true)).step_seconds, 3.0);  // the gather under 0 and 3
+  const PodSchedule scanned = schedule_device_step(analysis, timed({2.0}, true), true);
+  EXPECT_DOUBLE_EQ(scanned.step_seconds, 5.0);  // 1, the gather (2), 1, then the op outside
+  EXPECT_DOUBLE_EQ(scanned.exposed_collective_seconds, 2.0);
 }
 
 TEST(PodMemoryFit, AdviceSaysWhatWouldFit) {
@@ -172,7 +238,7 @@ TEST(PodEstimate, TheDecoderShardedOverAV5e8) {
   const json none = pod_estimate("--mesh fsdp=8 --batch 64 --remat none");
   EXPECT_EQ(none["ops_recomputed"], 0);
   EXPECT_LT(none["hardware_flops_per_chip"].get<double>(), full["hardware_flops_per_chip"].get<double>());
-  const json sync = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives off");
+  const json sync = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives none");
   EXPECT_GT(sync["step_seconds"].get<double>(), full["step_seconds"].get<double>());
   EXPECT_DOUBLE_EQ(sync["compute_seconds"].get<double>(), full["compute_seconds"].get<double>());
   // FSDP x tensor parallel: the batch split 2 ways, the heads, MLP units and
@@ -241,6 +307,35 @@ TEST(PodEstimate, ASliceOfThousandsOfChips) {
   EXPECT_GT(estimate["link_busy_seconds"].get<double>(), 0.0);
 }
 
+// Which collectives overlap the ops: the runs' XLA flags (all-gathers by
+// default), and the decoder's blocks as a scan's iterations.
+TEST(PodEstimate, AsynchronousKindsAndScannedBlocksDecideWhatOverlaps) {
+  const json gathers = pod_estimate("--mesh fsdp=8 --batch 64 --remat full");
+  EXPECT_EQ(gathers["async_collectives"], json::array({"all_gather"}));
+  EXPECT_TRUE(gathers["scan_layers"].get<bool>());
+  const json all = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives all");
+  const json none = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --async-collectives none");
+  EXPECT_EQ(all["async_collectives"].size(), 4u);
+  EXPECT_LE(all["step_seconds"].get<double>(), gathers["step_seconds"].get<double>());
+  EXPECT_LT(gathers["step_seconds"].get<double>(), none["step_seconds"].get<double>());
+  // The same ops and the same collectives, each run once, scheduled otherwise.
+  for (const json* estimate : {&all, &none}) {
+    EXPECT_DOUBLE_EQ((*estimate)["compute_seconds"].get<double>(), gathers["compute_seconds"].get<double>());
+    EXPECT_NEAR((*estimate)["link_busy_seconds"].get<double>(), gathers["link_busy_seconds"].get<double>(), 1e-15);
+  }
+  // The file names no blocks: scanning changes nothing.
+  const json straight = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --scan-layers off");
+  EXPECT_DOUBLE_EQ(straight["step_seconds"].get<double>(), gathers["step_seconds"].get<double>());
+  // Its two decoder blocks as a scan: the same ops, scheduled otherwise
+  // (PodSchedule's tests check the loop's rules one by one).
+  const std::string blocks = " --model-set 'training.remat_blocks=^(block\\d+)_'";
+  const json scanned_blocks = pod_estimate("--mesh fsdp=8 --batch 64 --remat full" + blocks);
+  const json straight_blocks = pod_estimate("--mesh fsdp=8 --batch 64 --remat full --scan-layers off" + blocks);
+  EXPECT_DOUBLE_EQ(scanned_blocks["compute_seconds"].get<double>(), straight_blocks["compute_seconds"].get<double>());
+  EXPECT_NEAR(scanned_blocks["link_busy_seconds"].get<double>(), straight_blocks["link_busy_seconds"].get<double>(), 1e-15);
+  EXPECT_NE(scanned_blocks["step_seconds"].get<double>(), straight_blocks["step_seconds"].get<double>());
+}
+
 TEST(PodEstimate, RefusalsNameWhatIsWrong) {
   const auto refused = [](const std::string& arguments, const std::string& expected) {
     const testing::CommandResult result =
@@ -258,6 +353,8 @@ TEST(PodEstimate, RefusalsNameWhatIsWrong) {
   refused("--mesh fsdp=8 --batch 64 --slices 3", "3 slices");
   // The run's batch (the decoder file's 32) is the global one: the message says what to pass.
   refused("--mesh fsdp=8 --slices 3", "--batch 96 gives each slice 32");
+  refused("--mesh fsdp=8 --batch 64 --async-collectives all_gather,gather", "'gather' is not a collective");
+  refused("--mesh fsdp=8 --batch 64 --scan-layers maybe", "--scan-layers");
   // A v5p publishes no network between slices.
   const testing::CommandResult v5p = testing::run_shell(
       kAccel + " tpu estimate --model " + kDecoder + " --slice v5p-8 --megacore --mesh fsdp=4 --batch 64 --slices 2");
@@ -321,6 +418,8 @@ TEST(PodEstimate, MaxTextRowsAreWhatTheTableSays) {
       EXPECT_EQ(estimate["slices"], slices);
       EXPECT_EQ(estimate["mesh"], "fsdp=256");
       EXPECT_EQ(estimate["remat"], "full");
+      EXPECT_EQ(estimate["async_collectives"], json::array({"all_gather"}));  // the runs' XLA flags
+      EXPECT_TRUE(estimate["scan_layers"].get<bool>());                        // MaxText's default
       const double parameters = estimate["model_flops_formula"]["N"].get<double>();
       EXPECT_NEAR(parameters / row.parameters, 1.0, 0.02);
       EXPECT_EQ(estimate["model_flops_formula"]["S"], 2048);

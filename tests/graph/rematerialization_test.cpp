@@ -50,7 +50,8 @@ const Node& producer_of(const Graph& graph, ValueId value) {
   return graph.nodes[static_cast<size_t>(graph.values[static_cast<size_t>(value)].producer)];
 }
 
-// The index of the nth backward node of `layer`, or -1.
+// The index of the nth backward node of `layer` (remat's copies included:
+// they are part of the layer's backward pass), or -1.
 int32_t index_of_backward(const Graph& graph, int32_t layer, int32_t nth) {
   int32_t seen = 0;
   for (int32_t index = 0; index < static_cast<int32_t>(graph.nodes.size()); ++index) {
@@ -74,8 +75,11 @@ TEST(Rematerialization, FullRecomputesEachLayerFromItsInputsBeforeItsBackwardPas
   EXPECT_EQ(rematerialize(step.graph, RematPolicy::kFull), 3);
   Graph& graph = step.graph;
   graph.verify();
-  const int32_t layer1 = index_of_backward(graph, 1, 0);
-  const int32_t layer0 = index_of_backward(graph, 0, 0);
+  // Each layer's backward pass opens with its copies: layer 1's two, layer 0's one.
+  const int32_t layer1 = index_of_backward(graph, 1, 2);
+  const int32_t layer0 = index_of_backward(graph, 0, 1);
+  EXPECT_EQ(index_of_backward(graph, 1, 0), layer1 - 2);
+  EXPECT_EQ(index_of_backward(graph, 0, 0), layer0 - 1);
   // Just before layer 1's first backward op: the copies of m1's matmul and a1's tanh.
   EXPECT_EQ(graph.nodes[static_cast<size_t>(layer1 - 2)].op, ACCEL_OP_MATMUL);
   EXPECT_EQ(graph.nodes[static_cast<size_t>(layer1 - 1)].op, ACCEL_OP_TANH);
@@ -106,7 +110,7 @@ TEST(Rematerialization, MinimalKeepsTheDots) {
   EXPECT_EQ(rematerialize(step.graph, RematPolicy::kMinimal), 1);
   Graph& graph = step.graph;
   graph.verify();
-  const int32_t layer1 = index_of_backward(graph, 1, 0);
+  const int32_t layer1 = index_of_backward(graph, 1, 1);
   EXPECT_EQ(graph.nodes[static_cast<size_t>(layer1 - 1)].op, ACCEL_OP_TANH);
   EXPECT_EQ(graph.nodes[static_cast<size_t>(layer1 - 1)].inputs[0], step.m1);
   EXPECT_EQ(producer_of(graph, step.gradient).inputs[1], step.m0);

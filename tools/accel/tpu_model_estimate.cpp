@@ -23,6 +23,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "keras_file_inspection.hpp"
@@ -206,14 +207,23 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
   }
 }
 
+std::string asynchronous_kinds(const std::set<std::string>& kinds) {
+  if (kinds.empty()) return "synchronous";
+  if (kinds.size() == 4) return "asynchronous";
+  std::string names;
+  for (const std::string& kind : kinds) names += (names.empty() ? "" : ", ") + kind;
+  return "asynchronous: " + names;
+}
+
 void print_pod_table(const experiment::TpuPodEstimate& estimate, std::ostream& out) {
   const nlohmann::json system = nlohmann::json::parse(estimate.system_json, nullptr, false);
   const std::string preset = system.is_object() ? system.value("preset", std::string("?")) : std::string("?");
   const double step = estimate.step_seconds;
-  out << fmt::format("{} on {}{} x {} chips, mesh {}, batch {} ({} per chip), remat {}, collectives {}; one training step\n",
+  out << fmt::format("{} on {}{} x {} chips, mesh {}, batch {} ({} per chip), remat {}, collectives {}{}; one training step\n",
                      estimate.model, estimate.slices > 1 ? fmt::format("{} slices of ", estimate.slices) : std::string(),
                      preset, estimate.chips, estimate.mesh, estimate.batch, estimate.batch_per_chip,
-                     estimate.remat, estimate.async_collectives ? "asynchronous" : "synchronous");
+                     estimate.remat, asynchronous_kinds(estimate.async_collectives),
+                     estimate.scan_layers ? ", blocks scanned" : "");
   out << fmt::format("step time   {:.6g} s simulated (one chip's program: {} ops, {} recomputed); estimated in {:.3f} s\n",
                      step, estimate.compiled_ops, estimate.ops_recomputed, estimate.wall_seconds);
   out << fmt::format("time by     MXU {:.1f}%, vector unit {:.1f}%, HBM stalls {:.1f}%, reductions' sums {:.1f}%, exposed "
@@ -273,6 +283,25 @@ std::vector<std::pair<std::string, int64_t>> parse_mesh(const std::string& text)
   return mesh;
 }
 
+// --async-collectives: all (or on), none (or off), or kinds separated by commas.
+std::set<std::string> parse_async_collectives(const std::string& text) {
+  const std::set<std::string> kinds = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+  if (text == "all" || text == "on") return kinds;
+  if (text == "none" || text == "off") return {};
+  std::set<std::string> chosen;
+  std::stringstream list(text);
+  for (std::string kind; std::getline(list, kind, ',');) {
+    if (!kinds.contains(kind)) {
+      throw InvalidArgumentError("--async-collectives '" + text + "': '" + kind +
+                                 "' is not a collective; expected all, none, or some of all_gather, reduce_scatter, "
+                                 "all_reduce and all_to_all separated by commas");
+    }
+    chosen.insert(kind);
+  }
+  if (chosen.empty()) throw InvalidArgumentError("--async-collectives '': expected all, none or a list of kinds");
+  return chosen;
+}
+
 // One child `accel tpu estimate --model ... --json` per swept value.
 int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::ostream& err) {
   const size_t equals = request.sweep.find('=');
@@ -299,7 +328,8 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
     if (!request.mesh.empty()) command += fmt::format(" --mesh '{}'", request.mesh);
     if (!request.remat.empty()) command += fmt::format(" --remat '{}'", request.remat);
     if (request.slices > 1) command += fmt::format(" --slices {}", request.slices);
-    if (request.async_collectives != "on") command += " --async-collectives off";
+    if (request.async_collectives != "all_gather") command += fmt::format(" --async-collectives '{}'", request.async_collectives);
+    if (request.scan_layers != "on") command += " --scan-layers off";
     // `slice` sweeps the TPUStrategy's slice (the number of chips: v4-8, v4-16, ...).
     const std::string slice = key == "slice" ? value : request.slice;
     if (!slice.empty()) command += fmt::format(" --slice '{}'", slice);
@@ -437,7 +467,8 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::R
     pod.remat = parse_remat_policy(request.remat);
     if (!pod.remat) throw InvalidArgumentError("--remat '" + request.remat + "': expected none, full or minimal");
   }
-  pod.async_collectives = request.async_collectives == "on";
+  pod.async_collectives = parse_async_collectives(request.async_collectives);
+  pod.scan_layers = request.scan_layers == "on";
   pod.slices = request.slices;
   const experiment::TpuPodEstimate estimate = experiment::estimate_tpu_pod_step(chosen, pod);
   if (request.json) {
@@ -567,7 +598,13 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
                       "(multislice; --batch is over all of them)")
       ->check(CLI::Range(1, 65536));
   estimate.add_option("--async-collectives", request->async_collectives,
-                      "--model --mesh: on (collectives overlap the ops that do not need them, the default) or off")
+                      "--model --mesh: the collectives that overlap the ops that do not read them, as XLA's flags "
+                      "make them: all_gather (the default: MaxText's published runs), all, none, or kinds "
+                      "separated by commas (all_gather,reduce_scatter,all_reduce,all_to_all); the others block the chip")
+      ->capture_default_str();
+  estimate.add_option("--scan-layers", request->scan_layers,
+                      "--model --mesh: on (the blocks of training.remat_blocks run as a loop, as MaxText's scan_layers, "
+                      "the default) or off (one straight program)")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   estimate.add_flag("--megacore", request->megacore,

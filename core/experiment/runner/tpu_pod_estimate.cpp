@@ -91,6 +91,8 @@ DeviceStepAnalysis with_events_after_collectives(const DeviceStepAnalysis& analy
     std::optional<StepEvent> next = after(static_cast<size_t>(event.collective), joined);
     if (!next) continue;
     next->inputs_from = {moved[index]};
+    next->block = event.block;  // in the same loop iteration as what it follows
+    next->backward = event.backward;
     joined.events.push_back(std::move(*next));
     moved[index] = static_cast<int32_t>(joined.events.size() - 1);
   }
@@ -146,116 +148,6 @@ double ModelFlopsFormula::flops() const {
   const double s = static_cast<double>(sequence);
   const double b = static_cast<double>(batch);
   return 6.0 * parameters * s * b + 12.0 * static_cast<double>(heads * layers * head_dim) * s * s * b;
-}
-
-PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::vector<double>& collective_seconds,
-                                 bool async_collectives, const std::vector<int>& network) {
-  const std::vector<StepEvent>& events = analysis.events;
-  if (collective_seconds.size() != analysis.collectives.size()) {
-    throw InvalidArgumentError(fmt::format("schedule_device_step: {} collective times for {} collectives",
-                                           collective_seconds.size(), analysis.collectives.size()));
-  }
-  const size_t count = events.size();
-  PodSchedule schedule;
-  // Which events each one feeds, and how many of its inputs are still to come.
-  std::vector<std::vector<size_t>> readers(count);
-  std::vector<int32_t> waiting_inputs(count, 0);
-  for (size_t index = 0; index < count; ++index) {
-    for (int32_t from : events[index].inputs_from) {
-      if (from < 0 || static_cast<size_t>(from) >= index) {
-        throw InvalidArgumentError(fmt::format("schedule_device_step: event {} reads event {}, not an earlier one", index, from));
-      }
-      readers[static_cast<size_t>(from)].push_back(index);
-      ++waiting_inputs[index];
-    }
-  }
-  // Ops that read only what exists from the step's start (a weight's cast,
-  // no batch): XLA's scheduler moves them, and the gathers they feed, early.
-  std::vector<bool> early(count, false);
-  for (size_t index = 0; index < count; ++index) {
-    const StepEvent& event = events[index];
-    early[index] = async_collectives && !event.reads_batch &&
-                   std::all_of(event.inputs_from.begin(), event.inputs_from.end(),
-                               [&](int32_t from) { return early[static_cast<size_t>(from)]; });
-  }
-  std::vector<double> ready(count, 0.0);  // when its last input came to exist
-  std::vector<double> end(count, 0.0);
-  std::array<double, 2> links_free{0, 0};  // per network
-  double compute_free = 0;
-  // Ops whose inputs exist, by (not early, program order): the chip runs the
-  // first of those ready by the time it is free, else the one ready first.
-  using Candidate = std::pair<bool, size_t>;
-  std::set<Candidate> ready_ops;
-  auto network_of = [&](size_t event) {
-    const auto collective = static_cast<size_t>(events[event].collective);
-    return collective < network.size() && network[collective] == 1 ? 1 : 0;
-  };
-  std::function<void(size_t)> complete;
-  auto available = [&](size_t index) {
-    const StepEvent& event = events[index];
-    switch (event.kind) {
-      case StepEvent::Kind::kFree:
-        end[index] = ready[index];
-        complete(index);
-        break;
-      case StepEvent::Kind::kCollective:
-        if (async_collectives && network_of(index) == 0) {
-          double& free = links_free[static_cast<size_t>(network_of(index))];
-          const double seconds = collective_seconds[static_cast<size_t>(event.collective)];
-          end[index] = std::max(free, ready[index]) + seconds;
-          free = end[index];
-          schedule.link_busy_seconds += seconds;
-          complete(index);
-        } else {
-          ready_ops.insert({true, index});  // on the chip, in program order
-        }
-        break;
-      case StepEvent::Kind::kOp:
-        ready_ops.insert({!early[index], index});
-        break;
-    }
-  };
-  complete = [&](size_t index) {
-    for (size_t reader : readers[index]) {
-      ready[reader] = std::max(ready[reader], end[index]);
-      if (--waiting_inputs[reader] == 0) available(reader);
-    }
-  };
-  for (size_t index = 0; index < count; ++index) {
-    if (waiting_inputs[index] == 0) available(index);
-  }
-  while (!ready_ops.empty()) {
-    // The first candidate (early ones, then program order) ready by compute_free, else the earliest ready.
-    auto chosen = ready_ops.end();
-    for (auto candidate = ready_ops.begin(); candidate != ready_ops.end(); ++candidate) {
-      if (ready[candidate->second] <= compute_free) {
-        chosen = candidate;
-        break;
-      }
-      if (chosen == ready_ops.end() || ready[candidate->second] < ready[chosen->second]) chosen = candidate;
-    }
-    const size_t index = chosen->second;
-    ready_ops.erase(chosen);
-    const StepEvent& event = events[index];
-    const double start = std::max(compute_free, ready[index]);
-    double seconds = event.seconds;
-    if (event.kind == StepEvent::Kind::kCollective) {  // synchronous: the chip and the links both wait
-      double& free = links_free[static_cast<size_t>(network_of(index))];
-      seconds = collective_seconds[static_cast<size_t>(event.collective)];
-      end[index] = std::max(start, free) + seconds;
-      free = end[index];
-      schedule.link_busy_seconds += seconds;
-    } else {
-      schedule.compute_seconds += seconds;
-      end[index] = start + seconds;
-    }
-    compute_free = end[index];
-    complete(index);
-  }
-  schedule.step_seconds = compute_free;
-  for (double time : end) schedule.step_seconds = std::max(schedule.step_seconds, time);
-  schedule.exposed_collective_seconds = std::max(0.0, schedule.step_seconds - schedule.compute_seconds);
-  return schedule;
 }
 
 PodMemoryFit memory_fit(const DeviceStepAnalysis& analysis, double capacity_bytes, int64_t batch_per_chip,
@@ -358,7 +250,14 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   estimate.batch_per_chip = std::max<int64_t>(1, slice_batch / estimate.chips);
   const RematPolicy remat = options.remat.value_or(run.training->remat);
   estimate.remat = remat_policy_name(remat);
+  for (const std::string& kind : options.async_collectives) {
+    if (kind != "all_gather" && kind != "reduce_scatter" && kind != "all_reduce" && kind != "all_to_all") {
+      throw InvalidArgumentError("asynchronous collectives: '" + kind +
+                                 "' is not a collective; expected all_gather, reduce_scatter, all_reduce or all_to_all");
+    }
+  }
   estimate.async_collectives = options.async_collectives;
+  estimate.scan_layers = options.scan_layers;
 
   const Device device = find_device("/TPU:0");
   const BackendPeak peak = backend_peak("/TPU:0");
@@ -408,7 +307,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   estimate.compiled_ops = analysis.compiled_ops;
 
   // Each collective on the torus: the mesh's devices are the slice's chips, row-major.
-  std::vector<double> collective_seconds;
+  std::vector<ScheduledCollective> scheduled;
   std::vector<double> chip_seconds;  // each one's sums on the chip
   std::map<std::pair<std::string, std::string>, TpuCollectiveCost> by_kind;
   double link_energy = 0;
@@ -425,7 +324,9 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
     const TpuCollectiveTiming timing = between_slices
                                            ? emulator->estimate_dcn_all_reduce(collective.bytes, options.slices)
                                            : emulator->estimate_collective(collective.kind, collective.bytes, spans);
-    collective_seconds.push_back(timing.seconds);
+    scheduled.push_back({.seconds = timing.seconds,
+                         .network = between_slices ? 1 : 0,
+                         .asynchronous = !between_slices && options.async_collectives.contains(collective.kind)});
     chip_seconds.push_back(timing.chip_seconds);
     estimate.summing_seconds += timing.chip_seconds;
     if (timing.link_energy_j) {
@@ -445,7 +346,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   std::stable_sort(estimate.collectives.begin(), estimate.collectives.end(),
                    [](const TpuCollectiveCost& a, const TpuCollectiveCost& b) { return a.seconds > b.seconds; });
   analysis = with_sums_on_the_chip(analysis, chip_seconds);
-  estimate.schedule = schedule_device_step(analysis, collective_seconds, options.async_collectives, network);
+  estimate.schedule = schedule_device_step(analysis, scheduled, options.scan_layers);
   estimate.step_seconds = estimate.schedule.step_seconds;
 
   const TpuCoreTotals totals = emulator->totals(core);
@@ -540,6 +441,7 @@ std::string tpu_pod_estimate_json(const TpuPodEstimate& estimate) {
       {"batch_per_chip", estimate.batch_per_chip},
       {"remat", estimate.remat},
       {"async_collectives", estimate.async_collectives},
+      {"scan_layers", estimate.scan_layers},
       {"step_seconds", estimate.step_seconds},
       {"compute_seconds", estimate.schedule.compute_seconds},
       {"summing_seconds", estimate.summing_seconds},

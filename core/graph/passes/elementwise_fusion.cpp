@@ -439,6 +439,7 @@ class ElementwiseFuser {
       fused.label = "Fusion(" + names + ")";
 
       const int32_t place = place_of(group.nodes);
+      fused.region = node(place).region;
       for (int32_t member : group.nodes) removed[static_cast<size_t>(member)] = member != place;
       statistics.fusions += 1;
       statistics.ops_fused += static_cast<int32_t>(group.nodes.size());

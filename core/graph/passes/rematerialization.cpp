@@ -62,7 +62,8 @@ class Rematerializer {
       for (int32_t producer : producers_to_copy(layer)) {  // in graph order: inputs are copied first
         Node copy = node(producer);
         copy.outputs.clear();
-        copy.region = {};
+        // Recomputed in the layer's backward pass: part of that region now.
+        copy.region = {.layer = layer, .backward = true, .block = copy.region.block};
         for (ValueId& input : copy.inputs) {
           if (const auto found = copy_of.find(input); found != copy_of.end()) input = found->second;
         }

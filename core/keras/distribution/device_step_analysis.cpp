@@ -118,6 +118,14 @@ DeviceStepAnalysis analyze_device_step(Model& model, const Tensor& x, const Tens
         previous = clock_after[index];
       }
     }
+    const graph::Node* region_source = &node;
+    if (node.op == graph::kCollectiveNode && !node.region.block && !event.inputs_from.empty()) {
+      region_source = &program.nodes[static_cast<size_t>(event.inputs_from.front())];
+    }
+    if (region_source->region.block) {
+      event.block = region_source->region.layer;
+      event.backward = region_source->region.backward;
+    }
     for (graph::ValueId output : node.outputs) producer[output] = static_cast<int32_t>(index);
     analysis.events.push_back(std::move(event));
   }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,7 +41,17 @@ struct TpuPodOptions {
   // in its slice, is all-reduced over the DCN among its counterpart chips.
   int slices = 1;
   std::optional<RematPolicy> remat;   // unset: the run's training.remat
-  bool async_collectives = true;      // false: each collective blocks the chip where the program has it
+  // The kinds of collective ("all_gather", "reduce_scatter", "all_reduce",
+  // "all_to_all") that run asynchronously on the slice's links, overlapping
+  // the ops that do not read them, as XLA's flags make them; the others
+  // block the chip where the program has them. The default is what
+  // MaxText's published runs set (--xla_enable_async_all_gather and the
+  // async collective fusion of all-gathers): the all-gathers alone.
+  std::set<std::string> async_collectives = {"all_gather"};
+  // The model's blocks (training.remat_blocks: its decoder layers) run as a
+  // loop, one block per iteration, as MaxText's scan_layers (its default)
+  // compiles them; false: one straight program, as with scan_layers=false.
+  bool scan_layers = true;
 };
 
 // --- The schedule of one chip's step (pure: unit-tested on its own) ------
@@ -53,21 +64,35 @@ struct TpuPodOptions {
 // network's links, one at a time. Asynchronous, a collective starts once its
 // operand exists and the links are free, and only the ops that read its
 // result wait for it; synchronous, it runs on the chip like an op, blocking
-// it and the links. Collectives between slices are synchronous either way:
-// the hosts move them over the data-center network while the chip waits
-// (XLA's asynchronous collective flags are the ICI's).
+// it and the links. Collectives between slices are synchronous: the hosts
+// move them over the data-center network while the chip waits (XLA's
+// asynchronous collective flags are the ICI's).
+//
+// With `scan_layers`, the calls of the model's blocks (StepEvent::block)
+// are the iterations of two loops, the forward calls' and the backward
+// calls', as XLA compiles a scan: a loop's body is scheduled on its own, so
+// an iteration starts once the one before it has ended, collectives
+// included (the first once every value the loop reads exists), a
+// collective overlaps only the ops of its own iteration, what reads a
+// loop's values from outside waits for the whole loop, and while a loop
+// runs the chip runs nothing else.
 struct PodSchedule {
   double step_seconds = 0;
   double compute_seconds = 0;             // the ops' own time
   double exposed_collective_seconds = 0;  // what the ops waited for collectives
   double link_busy_seconds = 0;           // the collectives' own time
 };
-// `network[i]` names the links collective i runs on (0: the slice's ICI,
-// 1: the data-center network between slices; empty: all ICI): each
-// network runs one collective at a time, the two at once.
+// Per collective of the analysis: its time on the links, the links it runs
+// on (0: the slice's ICI, 1: the data-center network between slices; each
+// network runs one collective at a time, the two at once), and whether it
+// runs asynchronously.
+struct ScheduledCollective {
+  double seconds = 0;
+  int network = 0;
+  bool asynchronous = true;
+};
 PodSchedule schedule_device_step(const keras::distribution::DeviceStepAnalysis& analysis,
-                                 const std::vector<double>& collective_seconds, bool async_collectives,
-                                 const std::vector<int>& network = {});
+                                 const std::vector<ScheduledCollective>& collectives, bool scan_layers = false);
 
 // HBM one chip needs over the step: its shards of the weights and optimizer
 // state, its shard of the batch and the step's own values at the buffer
@@ -119,7 +144,8 @@ struct TpuPodEstimate {
   int64_t batch = 0;             // global
   int64_t batch_per_chip = 0;   // the global batch over every chip (MaxText's per_device_batch_size)
   std::string remat;             // none | full | minimal
-  bool async_collectives = true;
+  std::set<std::string> async_collectives;
+  bool scan_layers = true;
   double step_seconds = 0;
   PodSchedule schedule;
   // Of the step: the MXU's, the vector unit's and the HBM stalls' shares of

@@ -52,6 +52,13 @@ struct StepEvent {
   std::vector<int32_t> inputs_from;
   bool reads_batch = false;    // reads the step's batch (a parameter) itself
   std::string label;           // the op ("MatMul+bias_add", "all_gather")
+  // The call of a block of layers (keras::CompileOptions::remat_blocks: a
+  // decoder layer) that made it, -1 for none, and whether it is that call's
+  // backward pass (its gradient, and what remat recomputes for it). A
+  // collective belongs to the call of the op that needed it, else to that of
+  // the op that made its operand (a gradient's reduce-scatter).
+  int32_t block = -1;
+  bool backward = false;
 };
 
 struct DeviceStepAnalysis {
