@@ -4,7 +4,7 @@
 //
 //   bench_training_throughput [--model cnn|mlp|resnet] [--batch 32] [--steps 50]
 //                             [--windows 7] [--warmup 2] [--samples 60000]
-//                             [--device /CPU:0] [--jit]
+//                             [--device /CPU:0] [--jit] [--policy mixed_bfloat16]
 //   bench_training_throughput --memory [--epochs 3] [--steps 0] [--batch 256]
 //   bench_training_throughput --profile [--model cnn] [--batch 32] [--steps 50]
 //   bench_training_throughput --check-device --device /GPU:0
@@ -41,6 +41,7 @@
 #include <accel/profiler.hpp>
 #include <accel/keras/backend.hpp>
 #include <accel/keras/layers.hpp>
+#include <accel/keras/mixed_precision.hpp>
 #include <accel/keras/sequential.hpp>
 #include <accel/runtime.hpp>
 
@@ -82,6 +83,7 @@ struct Args {
   bool profile = false;
   bool check_device = false;
   bool jit = false;
+  std::string policy = "float32";  // keras.mixed_precision's global policy
 };
 
 Args parse_args(int argc, char** argv) {
@@ -107,10 +109,12 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--profile") args.profile = true;
     else if (flag == "--check-device") args.check_device = true;
     else if (flag == "--jit") args.jit = true;
+    else if (flag == "--policy") args.policy = value();
     else {
       std::cerr << "usage: " << argv[0]
                 << " [--model cnn|mlp|resnet] [--batch B] [--steps S] [--windows W] [--warmup E] [--samples N]"
-                   " [--device /CPU:0] [--jit] [--memory [--epochs E]] [--profile] [--check-device]\n";
+                   " [--device /CPU:0] [--jit] [--policy float32|mixed_bfloat16|mixed_float16] [--memory [--epochs E]]"
+                   " [--profile] [--check-device]\n";
       std::exit(2);
     }
   }
@@ -389,6 +393,7 @@ int main(int argc, char** argv) {
   accel::DeviceScope device(args.device);
   const accel::Tensor x =
       args.model == "mlp" ? data.images : data.images.reshape(accel::Shape{-1, 28, 28, 1});
+  keras::mixed_precision::set_global_policy(args.policy);
   std::unique_ptr<keras::Sequential> model = make_model(args.model, args.jit);
 
   if (args.profile) return run_profile(*model, x, data.labels, args);
@@ -451,11 +456,12 @@ int main(int argc, char** argv) {
   // GPU any such op is a slowdown to look into, so the count is reported.
   const accel::runtime::FallbackStats fallback = accel::runtime::fallback_stats();
   std::printf("\nRESULT framework=accel model=%s batch=%lld samples_per_s=%.1f step_ms=%.3f device=%s "
-              "trainable_params=%lld cpu_fallback_ops=%llu threads=%s omp_wait_policy=%s data=%s final_loss=%.4f jit=%d\n",
+              "trainable_params=%lld cpu_fallback_ops=%llu threads=%s omp_wait_policy=%s data=%s final_loss=%.4f jit=%d "
+              "policy=%s\n",
               args.model.c_str(), static_cast<long long>(args.batch), rate, 1e3 * args.batch / rate, args.device.c_str(),
               static_cast<long long>(trainable_params), static_cast<unsigned long long>(fallback.ops),
               threads ? threads : "default", wait_policy ? wait_policy : "default",
-              data.real ? "fashion_mnist" : "random", timer->losses.back(), args.jit ? 1 : 0);
+              data.real ? "fashion_mnist" : "random", timer->losses.back(), args.jit ? 1 : 0, args.policy.c_str());
   if (args.jit) {
     const accel::FunctionStatistics compiled = model->train_function()->statistics();
     const int threads_used = threads ? std::atoi(threads) : static_cast<int>(std::thread::hardware_concurrency());

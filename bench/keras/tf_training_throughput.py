@@ -1,13 +1,16 @@
 """TensorFlow peer of bench_training_throughput: the Keras tutorial CNN and
-MLP trained by TensorFlow's own Keras (TensorFlow 2.21 CPU from PyPI, in the
-virtual environment bench/keras/setup_tensorflow.sh makes), samples/s.
+MLP and the small ResNet trained by TensorFlow's own Keras (TensorFlow 2.21
+CPU from PyPI, in the virtual environment bench/keras/setup_tensorflow.sh
+makes), samples/s, under a mixed-precision policy if asked (--policy).
 
     bench/.venv-tensorflow/bin/python bench/keras/tf_training_throughput.py --model cnn --batch 256 --threads 2
     TF_ENABLE_ONEDNN_OPTS=1 ... --jit-compile true --steps-per-execution 10
 
 Same model (CNN: Conv2D(32, 3x3, relu) -> MaxPooling2D(2) -> Flatten ->
 Dense(10, softmax), 54,410 parameters; MLP: Flatten -> Dense(128, relu) ->
-Dense(10, softmax)), same optimizer (Adam, Keras's defaults), loss
+Dense(10, softmax); the small ResNet: Conv2D(32, 3x3, same, no bias) -> BN ->
+ReLU -> residual blocks of 32, 64 (stride 2) and 128 (stride 2) filters ->
+global average pooling -> Dense(10, softmax)), same optimizer (Adam, Keras's defaults), loss
 (sparse_categorical_crossentropy), metric (accuracy), data (Fashion-MNIST
 x / 255, or uniform random images when it is not installed) and thread count
 (intra-op threads; inter-op 1). The batches come from a shuffled, repeated
@@ -42,7 +45,8 @@ def load_data(samples):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_run_arguments(parser, ["cnn", "mlp"])
+    add_run_arguments(parser, ["cnn", "mlp", "resnet"])
+    parser.add_argument("--policy", default="float32", help="keras.mixed_precision global policy, e.g. mixed_bfloat16")
     parser.add_argument("--jit-compile", choices=["auto", "true", "false"], default="auto")
     parser.add_argument("--steps-per-execution", type=int, default=1)
     args = parser.parse_args()
@@ -54,7 +58,29 @@ def main():
     tf.keras.utils.set_random_seed(1)
     x, y, data_name = load_data(args.samples)
     layers = tf.keras.layers
-    if args.model == "cnn":
+    tf.keras.mixed_precision.set_global_policy(args.policy)
+
+    def residual_block(x, filters, stride):
+        """bench_training_throughput's ResidualBlock: He et al.'s basic block."""
+        y = layers.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False)(x)
+        y = layers.ReLU()(layers.BatchNormalization()(y))
+        y = layers.BatchNormalization()(layers.Conv2D(filters, 3, padding="same", use_bias=False)(y))
+        shortcut = x
+        if stride != 1 or x.shape[-1] != filters:
+            shortcut = layers.Conv2D(filters, 1, strides=stride, padding="valid", use_bias=False)(x)
+            shortcut = layers.BatchNormalization()(shortcut)
+        return layers.ReLU()(layers.Add()([y, shortcut]))
+
+    if args.model == "resnet":
+        x = x.reshape(-1, 28, 28, 1)
+        inputs = layers.Input((28, 28, 1))
+        h = layers.Conv2D(32, 3, padding="same", use_bias=False)(inputs)
+        h = layers.Activation("relu")(layers.BatchNormalization()(h))
+        for filters, stride in ((32, 1), (64, 2), (128, 2)):
+            h = residual_block(h, filters, stride)
+        h = layers.GlobalAveragePooling2D()(h)
+        model = tf.keras.Model(inputs, layers.Dense(10, activation="softmax")(h))
+    elif args.model == "cnn":
         x = x.reshape(-1, 28, 28, 1)
         model = tf.keras.Sequential([
             layers.Input((28, 28, 1)),
@@ -96,7 +122,8 @@ def main():
     print(f"RESULT framework=tensorflow model={args.model} batch={args.batch} samples_per_s={rate:.1f} "
           f"step_ms={1e3 * args.batch / rate:.3f} trainable_params={model.count_params()} "
           f"threads={args.threads} onednn={os.environ.get('TF_ENABLE_ONEDNN_OPTS', 'as_installed')} "
-          f"jit_compile={args.jit_compile} steps_per_execution={args.steps_per_execution} data={data_name} "
+          f"jit_compile={args.jit_compile} steps_per_execution={args.steps_per_execution} policy={args.policy} "
+          f"data={data_name} "
           f"final_loss={timer.losses[-1]:.4f} tensorflow={tf.__version__}")
 
 

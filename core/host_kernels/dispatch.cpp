@@ -6,6 +6,7 @@
 // error is rethrown with the op, dtypes and shapes in front of its message.
 // FUSED_ELEMENTWISE is checked by its planner (fused_program.cpp): its
 // operands' dtypes and counts follow from its program.
+#include "element_conversions.hpp"
 #include "kernels.hpp"
 
 #include <accel/plugin/op_classes.hpp>
@@ -13,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -236,30 +238,24 @@ class F32Staging {
     if (!is_half(tensor.dtype)) return tensor;
     HostTensor staged = tensor;
     staged.dtype = ACCEL_DTYPE_F32;
-    std::vector<float>& storage = storage_.emplace_back(static_cast<size_t>(element_count(tensor)));
-    staged.data = storage.data();
-    if (copy_in) {
-      const auto* bits = static_cast<const uint16_t*>(tensor.data);
-      const bool bf16 = tensor.dtype == ACCEL_DTYPE_BF16;
-      for (size_t i = 0; i < storage.size(); ++i) {
-        storage[i] = bf16 ? sdk::bf16_to_float(bits[i]) : sdk::f16_to_float(bits[i]);
-      }
-    }
+    // Not zeroed: the kernel writes every element of an output, the
+    // conversion every element of an input.
+    const int64_t count = element_count(tensor);
+    float* storage = storage_.emplace_back(new float[static_cast<size_t>(count)]).get();
+    staged.data = storage;
+    if (copy_in) widen_to_float(static_cast<const uint16_t*>(tensor.data), storage, count, tensor.dtype);
     return staged;
   }
 
   static void narrow(const HostTensor& staged, const HostTensor& original) {
     if (!is_half(original.dtype)) return;
-    const auto* values = static_cast<const float*>(staged.data);
-    auto* bits = static_cast<uint16_t*>(original.data);
-    const bool bf16 = original.dtype == ACCEL_DTYPE_BF16;
-    const int64_t count = element_count(original);
-    for (int64_t i = 0; i < count; ++i) bits[i] = bf16 ? sdk::float_to_bf16(values[i]) : sdk::float_to_f16(values[i]);
+    narrow_from_float(static_cast<const float*>(staged.data), static_cast<uint16_t*>(original.data),
+                      element_count(original), original.dtype);
   }
 
   std::span<const HostTensor> original_inputs_, original_outputs_;
   std::vector<HostTensor> inputs_, outputs_;
-  std::vector<std::vector<float>> storage_;
+  std::vector<std::unique_ptr<float[]>> storage_;
 };
 
 bool needs_staging(AccelOp op, AccelDType dtype) {

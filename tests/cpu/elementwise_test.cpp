@@ -197,6 +197,36 @@ TEST(Elementwise, ErfEdgeValuesAndHalfPrecision) {
   }
 }
 
+// An op without a 16-bit kernel of its own stages BF16 / F16 operands through
+// float, converting in parallel chunks and vector lanes: over a tensor of
+// many chunks, every element as the scalar conversions give it (rounding
+// ties to even, NaN kept NaN, infinities and signed zeros kept).
+TEST(Elementwise, LargeHalfTensorsAreStagedElementByElementAsTheScalarConversions) {
+  constexpr int64_t kCount = (int64_t{1} << 18) + 77;  // several chunks and a ragged tail
+  for (AccelDType dtype : {ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16}) {
+    SCOPED_TRACE(sdk::dtype_name(dtype));
+    Tensor x(dtype, {kCount}), y(dtype, {kCount}), out(dtype, {kCount});
+    auto* x_bits = x.data<uint16_t>();
+    auto* y_bits = y.data<uint16_t>();
+    for (int64_t i = 0; i < kCount; ++i) {
+      x_bits[i] = static_cast<uint16_t>(i * 40503);  // every bit pattern, NaNs and infinities among them
+      y_bits[i] = static_cast<uint16_t>((i * 7919) ^ 0x5A5A);
+    }
+    run(ACCEL_OP_ADD, {&x, &y}, {&out});
+    const auto* out_bits = out.data<uint16_t>();
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < kCount; ++i) {
+      const float sum = static_cast<float>(x.value(i)) + static_cast<float>(y.value(i));
+      const uint16_t expected = dtype == ACCEL_DTYPE_BF16 ? sdk::float_to_bf16(sum) : sdk::float_to_f16(sum);
+      const bool both_nan = std::isnan(sum) && std::isnan(out.value(i));
+      if (out_bits[i] != expected && !both_nan && ++mismatches <= 3) {
+        ADD_FAILURE() << "element " << i << ": " << out_bits[i] << ", expected " << expected;
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
 TEST(Elementwise, ErfIsDefinedForFloatsOnly) {
   EXPECT_TRUE(sdk::is_unary_elementwise(ACCEL_OP_ERF));
   EXPECT_FALSE(sdk::is_binary_elementwise(ACCEL_OP_ERF));
