@@ -16,14 +16,17 @@
 #   TensorFlow mixed_bfloat16 as installed and with TF_ENABLE_ONEDNN_OPTS=1,
 #   each with steps_per_execution 1 and 40.
 # The table shows per case the median over rounds of each and the ratios.
-# Environment: STEPS (default 20), WINDOWS (5), WARMUP (1), THREADS (2),
-# CASES (default "cnn@256 resnet@256").
+# Environment: STEPS (default 40: a window holds one execution of 40 steps),
+# WINDOWS (5), WARMUP (1), THREADS (2), CASES (default "cnn@256 resnet@256"),
+# TF_CONFIGS (default all four; on a CPU without bf16 instructions
+# TensorFlow's bf16 ResNet step takes seconds, so "tf_as_installed_spe1
+# tf_onednn1_spe1" with a few STEPS keeps a run to minutes).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source-path=SCRIPTDIR source=training_comparison.sh
 source "$here/training_comparison.sh"
-comparison_settings 3 20 5 1 2 "$@"  # rounds, steps, windows, warm-up windows, threads
+comparison_settings 3 40 5 1 2 "$@"  # rounds, steps, windows, warm-up windows, threads
 cases="${CASES:-cnn@256 resnet@256}"
 venv="$here/../.venv-tensorflow"
 [[ -x "$venv/bin/python" ]] || "$here/setup_tensorflow.sh" "$venv"
@@ -31,7 +34,7 @@ tf_python="$venv/bin/python"
 export OMP_WAIT_POLICY=passive
 unset OPENBLAS_CORETYPE
 
-bf16_flags="$(grep -o -w -E 'avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+bf16_flags="$( (grep -o -w -E 'avx512_bf16|amx_bf16' /proc/cpuinfo || true) | sort -u | tr '\n' ' ')"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; bf16 instructions: ${bf16_flags:-none}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "tensorflow: $("$tf_python" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null); threads $threads"
 
@@ -51,8 +54,8 @@ run_config() {  # config model batch
   echo "config=$1 $(result_line "$1" "$output" | grep -v '^RESULT compiled')"
 }
 
-configs=(accel_float32 accel_mixed_bfloat16 tf_as_installed_spe1 tf_as_installed_spe40 tf_onednn1_spe1
-         tf_onednn1_spe40)
+read -r -a tf_configs <<< "${TF_CONFIGS:-tf_as_installed_spe1 tf_as_installed_spe40 tf_onednn1_spe1 tf_onednn1_spe40}"
+configs=(accel_float32 accel_mixed_bfloat16 "${tf_configs[@]}")
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
 for ((round = 0; round < rounds; ++round)); do
