@@ -58,20 +58,7 @@ read -r -a tf_configs <<< "${TF_CONFIGS:-tf_as_installed_spe1 tf_as_installed_sp
 configs=(accel_float32 accel_mixed_bfloat16 "${tf_configs[@]}")
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
-for ((round = 0; round < rounds; ++round)); do
-  for case in $cases; do
-    model="${case%@*}"
-    batch="${case#*@}"
-    count=${#configs[@]}
-    for ((i = 0; i < count; ++i)); do
-      config="${configs[$(((i + round) % count))]}"
-      line="$(run_config "$config" "$model" "$batch")"
-      echo "round=$round $line" >> "$results"
-      echo "  [round $round] $model b$batch $config: $(samples_per_s "$line") samples/s" >&2
-    done
-  done
-done
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_rotating_configs "$results"
 
 /usr/bin/python3 - "$results" "${bf16_flags:-none}" <<'EOF'
 import statistics, sys

@@ -52,20 +52,7 @@ run_config() {  # config model batch
 configs=(accel_eager accel_jit tf_as_installed_spe1 tf_as_installed_spe10 tf_onednn1_spe1 tf_onednn1_spe10)
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
-for ((round = 0; round < rounds; ++round)); do
-  for case in $cases; do
-    model="${case%@*}"
-    batch="${case#*@}"
-    count=${#configs[@]}
-    for ((i = 0; i < count; ++i)); do
-      config="${configs[$(((i + round) % count))]}"
-      line="$(run_config "$config" "$model" "$batch")"
-      echo "round=$round $line" >> "$results"
-      echo "  [round $round] $model b$batch $config: $(samples_per_s "$line") samples/s" >&2
-    done
-  done
-done
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_rotating_configs "$results"
 
 /usr/bin/python3 - "$results" <<'EOF'
 import statistics, sys

@@ -63,6 +63,28 @@ run_torch() {  # policy model batch
 
 samples_per_s() { local tail="${1#*samples_per_s=}"; echo "${tail%% *}"; }
 
+# Every round runs each of `cases` in every one of `configs` (an array) by
+# the sourcing script's `run_config CONFIG MODEL BATCH`, in an order that
+# rotates from round to round so all see the same load; appends each RESULT
+# line, with round=, to FILE.
+run_rotating_configs() {  # file
+  local round case model batch count i config line
+  for ((round = 0; round < rounds; ++round)); do
+    for case in $cases; do
+      model="${case%@*}"
+      batch="${case#*@}"
+      count=${#configs[@]}
+      for ((i = 0; i < count; ++i)); do
+        config="${configs[$(((i + round) % count))]}"
+        line="$(run_config "$config" "$model" "$batch")"
+        echo "round=$round $line" >> "$1"
+        echo "  [round $round] $model b$batch $config: $(samples_per_s "$line") samples/s" >&2
+      done
+    done
+  done
+  echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 run_training_comparison() {
   comparison_results="$(mktemp)"
   trap 'rm -f "$comparison_results"' EXIT
