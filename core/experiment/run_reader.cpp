@@ -100,6 +100,13 @@ class RunReader {
     DistributionConfig config;
     config.where = node.where;
     const SourceNode* mesh = node.find("mesh");
+    if (const SourceNode* kinds = node.find("async_collectives")) {
+      config.async_collectives.emplace();
+      for (const auto& kind : kinds->items) config.async_collectives->push_back(kind->text);
+    }
+    if (node.find("scan_layers") != nullptr) {
+      config.scan_layers = read_fields(&node, section_spec("distribution").fields, node.where).at("scan_layers").as_bool();
+    }
     std::vector<std::string> names;
     int64_t devices = 1;
     for (const auto& [axis, size] : mesh->entries) {

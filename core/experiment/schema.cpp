@@ -674,7 +674,18 @@ std::vector<Field> run_fields() {
       "mesh", named_map(positive_integer()),
       "The mesh's axes and sizes, row-major over the devices (the last fastest): fsdp (the batch and every weight "
       "split over it) or data (the batch only), and optionally tensor (heads, MLP units and vocabulary split).",
-      "{fsdp: 4}")});
+      "{fsdp: 4}"),
+      optional("async_collectives", list(choice({"all_gather", "reduce_scatter", "all_reduce", "all_to_all"})),
+               "[all_gather]",
+               "Pod estimates: the collectives that overlap the ops that do not read them, as XLA's flags make "
+               "them (the default is what MaxText's published runs set); the others block the chip. "
+               "--async-collectives overrides it.",
+               "[all_gather, reduce_scatter]"),
+      optional("scan_layers", boolean(), "true",
+               "Pod estimates: the blocks of training.remat_blocks run as a loop, one per iteration, as MaxText's "
+               "scan_layers compiles them (a collective overlaps only its own iteration's ops). --scan-layers "
+               "overrides it.",
+               "false")});
   const auto output = mapping(
       {optional("directory", text(), "runs/<name>", "Where results are written: a <UTC timestamp> folder inside it.",
                 "results/quickstart"),

@@ -293,6 +293,19 @@ TEST(PodEstimate, FlagsGiveWhatTheFilesSectionsDo) {
   ASSERT_EQ(from_file.code, 0) << from_file.output;
   ASSERT_EQ(from_flags.code, 0) << from_flags.output;
   EXPECT_EQ(json::parse(from_file.output)["step_seconds"], json::parse(from_flags.output)["step_seconds"]);
+  // The file's distribution section says which collectives are asynchronous
+  // and whether the layers are scanned; the flags override it.
+  const std::string section =
+      " --model-set 'distribution.async_collectives=[all_gather, reduce_scatter]' --model-set distribution.scan_layers=false";
+  const testing::CommandResult from_section = testing::run_shell(kAccel + " tpu estimate --model " + file + section + " --json");
+  ASSERT_EQ(from_section.code, 0) << from_section.output;
+  EXPECT_EQ(json::parse(from_section.output)["async_collectives"], json::array({"all_gather", "reduce_scatter"}));
+  EXPECT_FALSE(json::parse(from_section.output)["scan_layers"].get<bool>());
+  const testing::CommandResult overridden = testing::run_shell(kAccel + " tpu estimate --model " + file + section +
+                                                               " --async-collectives none --scan-layers on --json");
+  ASSERT_EQ(overridden.code, 0) << overridden.output;
+  EXPECT_EQ(json::parse(overridden.output)["async_collectives"], json::array());
+  EXPECT_TRUE(json::parse(overridden.output)["scan_layers"].get<bool>());
 }
 
 // A slice of more chips than the 1024 devices a plugin may list: the pod

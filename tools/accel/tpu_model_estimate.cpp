@@ -328,8 +328,8 @@ int run_sweep(const TpuModelEstimateRequest& request, std::ostream& out, std::os
     if (!request.mesh.empty()) command += fmt::format(" --mesh '{}'", request.mesh);
     if (!request.remat.empty()) command += fmt::format(" --remat '{}'", request.remat);
     if (request.slices > 1) command += fmt::format(" --slices {}", request.slices);
-    if (request.async_collectives != "all_gather") command += fmt::format(" --async-collectives '{}'", request.async_collectives);
-    if (request.scan_layers != "on") command += " --scan-layers off";
+    if (!request.async_collectives.empty()) command += fmt::format(" --async-collectives '{}'", request.async_collectives);
+    if (!request.scan_layers.empty()) command += fmt::format(" --scan-layers {}", request.scan_layers);
     // `slice` sweeps the TPUStrategy's slice (the number of chips: v4-8, v4-16, ...).
     const std::string slice = key == "slice" ? value : request.slice;
     if (!slice.empty()) command += fmt::format(" --slice '{}'", slice);
@@ -467,8 +467,18 @@ int run_pod_estimate(const TpuModelEstimateRequest& request, const experiment::R
     pod.remat = parse_remat_policy(request.remat);
     if (!pod.remat) throw InvalidArgumentError("--remat '" + request.remat + "': expected none, full or minimal");
   }
-  pod.async_collectives = parse_async_collectives(request.async_collectives);
-  pod.scan_layers = request.scan_layers == "on";
+  // The flags, else the run's distribution section, else the defaults.
+  const std::optional<experiment::DistributionConfig>& section = chosen.distribution;
+  if (!request.async_collectives.empty()) {
+    pod.async_collectives = parse_async_collectives(request.async_collectives);
+  } else if (section && section->async_collectives) {
+    pod.async_collectives = {section->async_collectives->begin(), section->async_collectives->end()};
+  }
+  if (!request.scan_layers.empty()) {
+    pod.scan_layers = request.scan_layers == "on";
+  } else if (section && section->scan_layers) {
+    pod.scan_layers = *section->scan_layers;
+  }
   pod.slices = request.slices;
   const experiment::TpuPodEstimate estimate = experiment::estimate_tpu_pod_step(chosen, pod);
   if (request.json) {
@@ -599,13 +609,12 @@ void add_model_estimate_options(CLI::App& estimate, const std::shared_ptr<TpuEst
       ->check(CLI::Range(1, 65536));
   estimate.add_option("--async-collectives", request->async_collectives,
                       "--model --mesh: the collectives that overlap the ops that do not read them, as XLA's flags "
-                      "make them: all_gather (the default: MaxText's published runs), all, none, or kinds "
-                      "separated by commas (all_gather,reduce_scatter,all_reduce,all_to_all); the others block the chip")
-      ->capture_default_str();
+                      "make them: all_gather (the default, or the run's distribution.async_collectives: MaxText's "
+                      "published runs), all, none, or kinds separated by commas "
+                      "(all_gather,reduce_scatter,all_reduce,all_to_all); the others block the chip");
   estimate.add_option("--scan-layers", request->scan_layers,
-                      "--model --mesh: on (the blocks of training.remat_blocks run as a loop, as MaxText's scan_layers, "
-                      "the default) or off (one straight program)")
-      ->capture_default_str()
+                      "--model --mesh: on (the blocks of training.remat_blocks run as a loop, as MaxText's scan_layers; "
+                      "the default, or the run's distribution.scan_layers) or off (one straight program)")
       ->check(CLI::IsMember({"on", "off"}));
   estimate.add_flag("--megacore", request->megacore,
                     "--model: a chip's two TensorCores as one device, on presets that have megacore (v4, v5p)");

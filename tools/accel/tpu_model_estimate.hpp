@@ -37,8 +37,10 @@ struct TpuModelEstimateRequest {
   bool one_replica = false;            // --time-one-replica (the default above kLargestSliceRunWhole devices)
   std::string mesh;                    // --mesh fsdp=256: the model sharded over the slice (a pod estimate)
   std::string remat;                   // --remat none|full|minimal (default the run's training.remat)
-  std::string async_collectives = "all_gather";  // --async-collectives all|none|KIND,...
-  std::string scan_layers = "on";        // --scan-layers on|off
+  // --async-collectives all|none|KIND,... and --scan-layers on|off; empty:
+  // the run's distribution section's, else the estimate's defaults.
+  std::string async_collectives;
+  std::string scan_layers;
   int slices = 1;                      // --slices N: N slices joined by the data-center network
 };
 

@@ -188,6 +188,9 @@ struct BenchmarkConfig {
 // keras/distribution/auto_layout.hpp makes from the axis names.
 struct DistributionConfig {
   std::vector<std::pair<std::string, std::int64_t>> mesh;  // axis name -> size, in the file's order
+  // For pod estimates (TpuPodOptions): unset, the estimate's defaults.
+  std::optional<std::vector<std::string>> async_collectives;
+  std::optional<bool> scan_layers;
   SourceLocation where;
 };
 
