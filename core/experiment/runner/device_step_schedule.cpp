@@ -106,7 +106,7 @@ PodSchedule schedule_device_step(const DeviceStepAnalysis& analysis, const std::
       ++waiting_inputs[index];
     }
   }
-  BlockLoops loops = find_block_loops(events, scan_layers);
+  const BlockLoops loops = find_block_loops(events, scan_layers);
   auto loop_of_event = [&](size_t index) {
     const int32_t iteration = loops.iteration_of[index];
     return iteration < 0 ? -1 : loops.loop_of[static_cast<size_t>(iteration)];
