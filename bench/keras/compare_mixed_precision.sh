@@ -28,11 +28,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/training_comparison.sh"
 comparison_settings 3 40 5 1 2 "$@"  # rounds, steps, windows, warm-up windows, threads
 cases="${CASES:-cnn@256 resnet@256}"
-venv="$here/../.venv-tensorflow"
-[[ -x "$venv/bin/python" ]] || "$here/setup_tensorflow.sh" "$venv"
-tf_python="$venv/bin/python"
-export OMP_WAIT_POLICY=passive
-unset OPENBLAS_CORETYPE
+use_tensorflow
 
 bf16_flags="$( (grep -o -w -E 'avx512_bf16|amx_bf16' /proc/cpuinfo || true) | sort -u | tr '\n' ' ')"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; bf16 instructions: ${bf16_flags:-none}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

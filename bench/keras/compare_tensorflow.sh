@@ -23,11 +23,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/training_comparison.sh"
 comparison_settings 3 30 5 1 2 "$@"  # rounds, steps, windows, warm-up windows, threads
 cases="${CASES:-cnn@32 cnn@256 mlp@256}"
-venv="$here/../.venv-tensorflow"
-[[ -x "$venv/bin/python" ]] || "$here/setup_tensorflow.sh" "$venv"
-tf_python="$venv/bin/python"
-export OMP_WAIT_POLICY=passive
-unset OPENBLAS_CORETYPE
+use_tensorflow
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "tensorflow: $("$tf_python" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null); threads $threads"

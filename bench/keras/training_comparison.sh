@@ -39,6 +39,17 @@ comparison_settings() {
   [[ -x "$accel_bin" ]] || { echo "missing $accel_bin: ninja -C $build bench_training_throughput" >&2; exit 2; }
 }
 
+# TensorFlow's virtual environment, made by setup_tensorflow.sh if missing:
+# sets tf_python; OpenMP workers wait passively, and OpenBLAS picks its own
+# kernels (OPENBLAS_CORETYPE=Haswell, set on some machines, holds it to AVX2).
+use_tensorflow() {
+  local venv="$training_comparison_dir/../.venv-tensorflow"
+  [[ -x "$venv/bin/python" ]] || "$training_comparison_dir/setup_tensorflow.sh" "$venv"
+  tf_python="$venv/bin/python"
+  export OMP_WAIT_POLICY=passive
+  unset OPENBLAS_CORETYPE
+}
+
 # The RESULT line of a run's output, or the whole output on stderr and failure.
 result_line() {  # framework output
   grep '^RESULT' <<< "$2" && return 0
