@@ -38,32 +38,6 @@ void fill_with(void* data, int64_t count, const void* value_bytes) {
   });
 }
 
-ACCEL_VECTOR_CLONES void widen_bf16(const uint16_t* __restrict bits, float* __restrict values, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) values[i] = sdk::bf16_to_float(bits[i]);
-}
-
-ACCEL_VECTOR_CLONES void narrow_bf16(const float* __restrict values, uint16_t* __restrict bits, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) bits[i] = sdk::float_to_bf16(values[i]);
-}
-
-}  // namespace
-
-void widen_to_float(const uint16_t* bits, float* values, int64_t count, AccelDType dtype) {
-  parallel_ranges(count, kCheapGrain, [&](int64_t begin, int64_t end) {
-    if (dtype == ACCEL_DTYPE_BF16) return widen_bf16(bits + begin, values + begin, end - begin);
-    for (int64_t i = begin; i < end; ++i) values[i] = sdk::f16_to_float(bits[i]);
-  });
-}
-
-void narrow_from_float(const float* values, uint16_t* bits, int64_t count, AccelDType dtype) {
-  parallel_ranges(count, kCheapGrain, [&](int64_t begin, int64_t end) {
-    if (dtype == ACCEL_DTYPE_BF16) return narrow_bf16(values + begin, bits + begin, end - begin);
-    for (int64_t i = begin; i < end; ++i) bits[i] = sdk::float_to_f16(values[i]);
-  });
-}
-
-namespace {
-
 void fill_bytes(void* data, int64_t count, size_t element_bytes, const void* value_bytes) {
   switch (element_bytes) {
     case 1: return fill_with<uint8_t>(data, count, value_bytes);

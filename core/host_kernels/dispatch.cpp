@@ -6,7 +6,6 @@
 // error is rethrown with the op, dtypes and shapes in front of its message.
 // FUSED_ELEMENTWISE is checked by its planner (fused_program.cpp): its
 // operands' dtypes and counts follow from its program.
-#include "element_conversions.hpp"
 #include "kernels.hpp"
 
 #include <accel/plugin/op_classes.hpp>
@@ -295,14 +294,13 @@ class F32Staging {
     const int64_t count = element_count(tensor);
     float* storage = storage_.emplace_back(StagingBuffers::take(count)).data.get();
     staged.data = storage;
-    if (copy_in) widen_to_float(static_cast<const uint16_t*>(tensor.data), storage, count, tensor.dtype);
+    if (copy_in) cast(tensor, staged);  // CAST's kernel: parallel chunks
     return staged;
   }
 
   static void narrow(const HostTensor& staged, const HostTensor& original) {
     if (!is_half(original.dtype)) return;
-    narrow_from_float(static_cast<const float*>(staged.data), static_cast<uint16_t*>(original.data),
-                      element_count(original), original.dtype);
+    cast(staged, original);
   }
 
   std::span<const HostTensor> original_inputs_, original_outputs_;

@@ -52,12 +52,6 @@ Dst narrow(Value x) {
   }
 }
 
-// Whole buffers of 16-bit floats (`dtype` BF16 or F16) to float and back,
-// in parallel chunks and vector lanes (data_movement.cpp): what an op
-// without a 16-bit kernel of its own stages its operands through.
-void widen_to_float(const uint16_t* bits, float* values, int64_t count, AccelDType dtype);
-void narrow_from_float(const float* values, uint16_t* bits, int64_t count, AccelDType dtype);
-
 // Calls body(T{}) with T the storage type of `dtype`.
 template <typename Body>
 decltype(auto) with_storage_type(AccelDType dtype, const Body& body) {

@@ -198,7 +198,7 @@ TEST(Elementwise, ErfEdgeValuesAndHalfPrecision) {
 }
 
 // An op without a 16-bit kernel of its own stages BF16 / F16 operands through
-// float, converting in parallel chunks and vector lanes: over a tensor of
+// float, converting with CAST's kernel in parallel chunks: over a tensor of
 // many chunks, every element as the scalar conversions give it (rounding
 // ties to even, NaN kept NaN, infinities and signed zeros kept).
 TEST(Elementwise, LargeHalfTensorsAreStagedElementByElementAsTheScalarConversions) {
