@@ -209,7 +209,7 @@ void print_table(const experiment::TpuStepEstimate& estimate, std::ostream& out)
 
 std::string asynchronous_kinds(const std::set<std::string>& kinds) {
   if (kinds.empty()) return "synchronous";
-  if (kinds.size() == 4) return "asynchronous";
+  if (kinds == experiment::collective_kinds()) return "asynchronous";
   std::string names;
   for (const std::string& kind : kinds) names += (names.empty() ? "" : ", ") + kind;
   return "asynchronous: " + names;
@@ -285,7 +285,7 @@ std::vector<std::pair<std::string, int64_t>> parse_mesh(const std::string& text)
 
 // --async-collectives: all (or on), none (or off), or kinds separated by commas.
 std::set<std::string> parse_async_collectives(const std::string& text) {
-  const std::set<std::string> kinds = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+  const std::set<std::string>& kinds = experiment::collective_kinds();
   if (text == "all" || text == "on") return kinds;
   if (text == "none" || text == "off") return {};
   std::set<std::string> chosen;

@@ -144,6 +144,11 @@ DeviceStepAnalysis with_sums_on_the_chip(const DeviceStepAnalysis& analysis, con
 
 }  // namespace
 
+const std::set<std::string>& collective_kinds() {
+  static const std::set<std::string> kinds = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+  return kinds;
+}
+
 double ModelFlopsFormula::flops() const {
   const double s = static_cast<double>(sequence);
   const double b = static_cast<double>(batch);
@@ -251,7 +256,7 @@ TpuPodEstimate estimate_tpu_pod_step(const RunConfig& run, const TpuPodOptions& 
   const RematPolicy remat = options.remat.value_or(run.training->remat);
   estimate.remat = remat_policy_name(remat);
   for (const std::string& kind : options.async_collectives) {
-    if (kind != "all_gather" && kind != "reduce_scatter" && kind != "all_reduce" && kind != "all_to_all") {
+    if (!collective_kinds().contains(kind)) {
       throw InvalidArgumentError("asynchronous collectives: '" + kind +
                                  "' is not a collective; expected all_gather, reduce_scatter, all_reduce or all_to_all");
     }

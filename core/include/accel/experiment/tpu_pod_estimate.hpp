@@ -25,6 +25,10 @@
 
 namespace accel::experiment {
 
+// The kinds of collective a sharded step has (StepCollective::kind):
+// all_gather, reduce_scatter, all_reduce and all_to_all.
+const std::set<std::string>& collective_kinds();
+
 struct TpuPodOptions {
   // The mesh's axes, row-major over the slice's chips (the last fastest):
   // "fsdp" (the batch split over it, and every weight and its optimizer
