@@ -62,10 +62,19 @@ struct PrimitiveEpilogue {
   AccelOp activation = ACCEL_OP_MATMUL;
 };
 
-// The geometry, the epilogue, whether Winograd may run, and the OpenMP
-// threads the primitive was built for (oneDNN plans its work split when it
-// builds one).
-using PrimitiveKey = std::array<int64_t, 22>;
+// The element types of one primitive: the caller's tensors' (F32 or BF16) and
+// the type the primitive computes in. They differ where a BF16 convolution
+// runs faster on float32 kernels (compute_type_for): the reorders into and
+// out of the primitive's layouts convert as they move.
+struct ElementTypes {
+  memory::data_type user = memory::data_type::f32;
+  memory::data_type compute = memory::data_type::f32;
+};
+
+// The geometry, the epilogue, whether Winograd may run, the element types,
+// and the OpenMP threads the primitive was built for (oneDNN plans its work
+// split when it builds one).
+using PrimitiveKey = std::array<int64_t, 24>;
 
 // Below this many input channels the input gradient reads a plain HWIO filter.
 constexpr int64_t kFewInputChannels = 16;
@@ -98,12 +107,31 @@ bool winograd_candidate(const ConvGeometry& g) {
          winograd_enabled();
 }
 
-PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd) {
+PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd,
+                    ElementTypes types) {
   return {static_cast<int64_t>(op), g.batch,      g.height,     g.width,     g.channels,   g.filter_h,
           g.filter_w,               g.filters,    g.out_h,      g.out_w,     g.stride_h,   g.stride_w,
           g.dilation_h,             g.dilation_w, g.pad_top,    g.pad_bottom, g.pad_left,  g.pad_right,
           epilogue.bias ? 1 : 0,    static_cast<int64_t>(epilogue.activation), winograd ? 1 : 0,
-          omp_get_max_threads()};
+          static_cast<int64_t>(types.user), static_cast<int64_t>(types.compute), omp_get_max_threads()};
+}
+
+// What a BF16 convolution computes in (BF16 CPUs only; elsewhere execute()
+// stages BF16 through F32 before conv2d sees it). Measured per pass on the
+// small ResNet's layers at batch 256, 2 threads (docs/PERFORMANCE.md, "bf16
+// convolutions"): oneDNN's bf16 kernels (brgconv / jit_bf16, float32
+// accumulation) run the forward pass and the input gradient about twice as
+// fast as float32's, and so beat float32 Winograd on 3x3 stride-1 layers
+// too; but their filter gradient of a strided 3x3 convolution is 1.6-1.8x
+// slower than float32's, so that one converts to float32 around the
+// primitive.
+memory::data_type compute_type_for(AccelOp op, const ConvGeometry& g, memory::data_type user) {
+  if (user != memory::data_type::bf16) return user;
+  const bool strided = g.stride_h > 1 || g.stride_w > 1;
+  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && strided && (g.filter_h > 1 || g.filter_w > 1)) {
+    return memory::data_type::f32;
+  }
+  return memory::data_type::bf16;
 }
 
 PrimitiveEpilogue primitive_epilogue_of(AccelOp op, const Epilogue& epilogue) {
@@ -123,24 +151,29 @@ dnnl::algorithm eltwise_of(AccelOp activation) {
 }
 
 struct Descriptors {
-  memory::desc x, filter, y;  // the user's layouts: NHWC activations, HWIO filter
+  memory::desc x, filter, y;  // the user's layouts and type: NHWC activations, HWIO filter
+  // The same layouts in the compute type (the same descriptors when the types agree).
+  memory::desc x_compute, filter_compute, y_compute;
   memory::desc filter_any;     // lets oneDNN choose its own filter layout
   memory::desc x_any, y_any;   // ... and its own activation layouts (Winograd)
 };
 
-Descriptors descriptors_of(const ConvGeometry& g) {
+Descriptors descriptors_of(const ConvGeometry& g, ElementTypes types) {
   const memory::dims filter_dims{g.filters, g.channels, g.filter_h, g.filter_w};
   const memory::dims x_dims{g.batch, g.channels, g.height, g.width}, y_dims{g.batch, g.filters, g.out_h, g.out_w};
-  return {memory::desc(x_dims, memory::data_type::f32, Tag::nhwc),
-          memory::desc(filter_dims, memory::data_type::f32, Tag::hwio),
-          memory::desc(y_dims, memory::data_type::f32, Tag::nhwc),
-          memory::desc(filter_dims, memory::data_type::f32, Tag::any),
-          memory::desc(x_dims, memory::data_type::f32, Tag::any),
-          memory::desc(y_dims, memory::data_type::f32, Tag::any)};
+  return {memory::desc(x_dims, types.user, Tag::nhwc),
+          memory::desc(filter_dims, types.user, Tag::hwio),
+          memory::desc(y_dims, types.user, Tag::nhwc),
+          memory::desc(x_dims, types.compute, Tag::nhwc),
+          memory::desc(filter_dims, types.compute, Tag::hwio),
+          memory::desc(y_dims, types.compute, Tag::nhwc),
+          memory::desc(filter_dims, types.compute, Tag::any),
+          memory::desc(x_dims, types.compute, Tag::any),
+          memory::desc(y_dims, types.compute, Tag::any)};
 }
 
-memory::desc bias_descriptor(const ConvGeometry& g) {
-  return memory::desc({g.filters}, memory::data_type::f32, Tag::a);
+memory::desc bias_descriptor(const ConvGeometry& g, memory::data_type type) {
+  return memory::desc({g.filters}, type, Tag::a);
 }
 
 // The layouts and algorithm one primitive is built with.
@@ -150,7 +183,7 @@ struct Formulation {
 };
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const Formulation& f,
-                                                     const PrimitiveEpilogue& epilogue = {}) {
+                                                     const PrimitiveEpilogue& epilogue) {
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1},
       pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
   dnnl::primitive_attr attributes = user_scratchpad();
@@ -161,7 +194,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
   }
   if (epilogue.bias) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, f.algorithm, f.x, f.filter,
-                                         bias_descriptor(g), f.y, strides, dilates, pad_l, pad_r);
+                                         bias_descriptor(g, f.y.data_type()), f.y, strides, dilates, pad_l, pad_r);
     return {desc, attributes, onednn_engine()};
   }
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, f.algorithm, f.x, f.filter, f.y, strides,
@@ -195,10 +228,9 @@ struct CachedConv {
 };
 
 CachedConv build_formulation(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue,
-                              const Formulation& f) {
+                              const Formulation& f, const Descriptors& d) {
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1},
       pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
-  const Descriptors d = descriptors_of(g);
   auto forward = forward_pd(g, f, epilogue);  // the epilogue is CONV2D's only
   CachedConv cached;
   switch (op) {
@@ -233,12 +265,13 @@ CachedConv build_formulation(AccelOp op, const ConvGeometry& g, const PrimitiveE
   return cached;
 }
 
-CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd) {
-  const Descriptors d = descriptors_of(g);
+CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd,
+                           ElementTypes types) {
+  const Descriptors d = descriptors_of(g, types);
   if (winograd) {
     try {
       return build_formulation(op, g, epilogue,
-                               {dnnl::algorithm::convolution_winograd, d.x_any, d.filter_any, d.y_any});
+                               {dnnl::algorithm::convolution_winograd, d.x_any, d.filter_any, d.y_any}, d);
     } catch (const dnnl::error&) {
       // No Winograd kernel for this CPU or shape: direct, below.
     }
@@ -250,20 +283,25 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
   // kernel pads the channels to a vector and plain HWIO (gemm-based) wins
   // by 2.7x.
   const bool plain_filter = op == ACCEL_OP_CONV2D_BACKWARD_INPUT && g.channels < kFewInputChannels;
-  return build_formulation(op, g, epilogue,
-                           {dnnl::algorithm::convolution_direct, d.x, plain_filter ? d.filter : d.filter_any, d.y});
+  return build_formulation(
+      op, g, epilogue,
+      {dnnl::algorithm::convolution_direct, d.x_compute, plain_filter ? d.filter_compute : d.filter_any, d.y_compute},
+      d);
 }
 
 // Primitives by geometry and epilogue; never evicted (a model has a handful
 // of shapes).
-const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue) {
+const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue,
+                                   ElementTypes types) {
   static std::mutex mutex;
   static std::map<PrimitiveKey, CachedConv> cache;  // std::map: references stay valid
-  const bool winograd = winograd_candidate(g);
-  const PrimitiveKey key = key_of(op, g, epilogue, winograd);
+  // Winograd is float32 only; a BF16 convolution takes it only where it
+  // computes in float32 anyway.
+  const bool winograd = types.compute == memory::data_type::f32 && winograd_candidate(g);
+  const PrimitiveKey key = key_of(op, g, epilogue, winograd, types);
   std::lock_guard lock(mutex);
   auto found = cache.find(key);
-  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g, epilogue, winograd)).first;
+  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g, epilogue, winograd, types)).first;
   return found->second;
 }
 
@@ -307,32 +345,42 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
   const ConvGeometry g = convolution_geometry(op, first, second, y, attributes);
   if (element_count(y) == 0) return;
   if (element_count(first) == 0 || element_count(second) == 0) {  // nothing to sum: zeros
-    std::fill_n(data_of<float>(y), element_count(y), 0.0f);
+    fill(y, 0.0);
     apply_epilogue(epilogue, y);
     return;
   }
-  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && filter_gradient_is_direct(g)) {
+  // BF16 operands reach here only on CPUs with bf16 instructions (execute()
+  // stages them through F32 elsewhere) and run on oneDNN's primitives only.
+  const bool bf16 = y.dtype == ACCEL_DTYPE_BF16;
+  if (bf16 && (first.dtype != ACCEL_DTYPE_BF16 || second.dtype != ACCEL_DTYPE_BF16)) {
+    invalid("operands must all be bfloat16 or all float32");
+  }
+  if (!bf16 && op == ACCEL_OP_CONV2D_BACKWARD_FILTER && filter_gradient_is_direct(g)) {
     direct_filter_gradient(g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     return;
   }
   // Winograd before sgemm: on the shapes it takes it measured faster than
   // both other paths (docs/PERFORMANCE.md).
-  if (!gemm_convolution_forced() && winograd_convolution_chosen(op, g)) {
+  if (!bf16 && !gemm_convolution_forced() && winograd_convolution_chosen(op, g)) {
     winograd_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     apply_epilogue(epilogue, y);
     return;
   }
-  if (gemm_convolution_chosen(op, g)) {
+  if (!bf16 && gemm_convolution_chosen(op, g)) {
     gemm_convolution(op, g, data_of<const float>(first), data_of<const float>(second), data_of<float>(y));
     apply_epilogue(epilogue, y);
     return;
   }
+  const memory::data_type user_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const ElementTypes types{user_type, compute_type_for(op, g, user_type)};
   limit_openmp_threads_on_this_thread();
-  const bool epilogue_in_primitive = op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest;
+  // The primitive takes CONV2D's bias in its own compute type only.
+  const bool epilogue_in_primitive =
+      op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest && types.compute == types.user;
   const PrimitiveEpilogue in_primitive = epilogue_in_primitive ? primitive_epilogue_of(op, epilogue) : PrimitiveEpilogue{};
   try {
-    const CachedConv& cached = cached_primitive(op, g, in_primitive);
-    const Descriptors d = descriptors_of(g);
+    const CachedConv& cached = cached_primitive(op, g, in_primitive, types);
+    const Descriptors d = descriptors_of(g, types);
     const dnnl::engine& engine = onednn_engine();
     dnnl::stream& stream = onednn_stream();
     // Each operand: the user's buffer, or a per-thread scratch in the
@@ -363,7 +411,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     switch (op) {
       case ACCEL_OP_CONV2D:
         arguments = {{DNNL_ARG_SRC, x_memory}, {DNNL_ARG_WEIGHTS, filter_memory}, {DNNL_ARG_DST, y_memory}};
-        if (in_primitive.bias) arguments.emplace(DNNL_ARG_BIAS, memory(bias_descriptor(g), engine, epilogue.bias->data));
+        if (in_primitive.bias) arguments.emplace(DNNL_ARG_BIAS, memory(bias_descriptor(g, user_type), engine, epilogue.bias->data));
         break;
       case ACCEL_OP_CONV2D_BACKWARD_INPUT:
         arguments = {{DNNL_ARG_DIFF_DST, y_memory}, {DNNL_ARG_WEIGHTS, filter_memory}, {DNNL_ARG_DIFF_SRC, x_memory}};

@@ -1,12 +1,14 @@
 // The public face of the host kernels: supports(), execute(), flops().
 //
 // execute() checks what every op shares (operand counts, dtypes, attribute
-// structs), stages BF16/F16 operands of float-math ops through F32 copies,
+// structs), stages BF16/F16 operands of float-math ops through F32 copies
+// (except the ops whose kernels take BF16 themselves, runs_in_16_bit),
 // and hands the call to the kernel file that owns the op (kernels.hpp). Any
 // error is rethrown with the op, dtypes and shapes in front of its message.
 // FUSED_ELEMENTWISE is checked by its planner (fused_program.cpp): its
 // operands' dtypes and counts follow from its program.
 #include "kernels.hpp"
+#include "onednn_support.hpp"
 
 #include <accel/plugin/op_classes.hpp>
 #include <accel/plugin/op_set_names.hpp>
@@ -308,11 +310,25 @@ class F32Staging {
   std::vector<StagingBuffers::Buffer> storage_;
 };
 
+// Ops whose kernels take BF16 operands themselves: matmuls and convolutions
+// on CPUs where oneDNN has bf16 kernels (float32 accumulation, each result
+// rounded once), 2x float32's rate on the compute-bound ones and half its
+// memory traffic (docs/PERFORMANCE.md, "What runs where").
+bool runs_in_16_bit(AccelOp op, AccelDType dtype) {
+  if (dtype != ACCEL_DTYPE_BF16) return false;
+  switch (op) {
+    case ACCEL_OP_MATMUL: case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT:
+    case ACCEL_OP_CONV2D_BACKWARD_FILTER:
+      return onednn_runs_bf16();
+    default: return false;
+  }
+}
+
 bool needs_staging(AccelOp op, AccelDType dtype) {
   const OpClass op_class = class_of(op);
   const bool float_math = op_class == OpClass::kFloatMath || op_class == OpClass::kNumericMath ||
                           op_class == OpClass::kComparison || op_class == OpClass::kReduction;
-  return float_math && (dtype == ACCEL_DTYPE_BF16 || dtype == ACCEL_DTYPE_F16);
+  return float_math && (dtype == ACCEL_DTYPE_BF16 || dtype == ACCEL_DTYPE_F16) && !runs_in_16_bit(op, dtype);
 }
 
 void run(AccelOp op, std::span<const HostTensor> in, std::span<const HostTensor> out, const void* attributes,

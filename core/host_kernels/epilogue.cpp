@@ -8,10 +8,12 @@
 // result equals GEMM, ADD, the activation and RELU_BACKWARD run one by one.
 #include "epilogue.hpp"
 
+#include "element_conversions.hpp"
 #include "elementwise_functors.hpp"
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace accel::host_kernels {
 namespace detail {
@@ -95,6 +97,35 @@ Epilogue bind_epilogue(AccelOp op, const EpilogueRequest& request, std::span<con
   return epilogue;
 }
 
+namespace {
+
+// The epilogue over one block of `length` values of a row, in float.
+void apply_to_block(const Epilogue& epilogue, bool bias, bool activation, bool mask, float* __restrict out,
+                    const float* __restrict bias_values, const float* __restrict mask_values, int64_t length) {
+  if (bias) {
+    const Add add;
+    for (int64_t i = 0; i < length; ++i) out[i] = add(out[i], bias_values[i]);
+  }
+  if (activation) {
+    switch (epilogue.activation) {
+      case ACCEL_OP_SIGMOID: activate<Sigmoid>(out, length); break;
+      case ACCEL_OP_TANH: activate<Tanh>(out, length); break;
+      default: activate<Relu>(out, length); break;
+    }
+  }
+  if (mask) {
+    const ReluBackward relu_backward;
+    for (int64_t i = 0; i < length; ++i) out[i] = relu_backward(out[i], mask_values[i]);
+  }
+}
+
+template <typename S>
+void widen_block(const S* __restrict source, float* __restrict values, int64_t length) {
+  for (int64_t i = 0; i < length; ++i) values[i] = widen(source[i]);
+}
+
+}  // namespace
+
 void apply_epilogue(const Epilogue& epilogue, const HostTensor& y, bool skip_bias_and_activation) {
   const bool bias = epilogue.has(ACCEL_EPILOGUE_BIAS) && !skip_bias_and_activation;
   const bool activation = epilogue.has(ACCEL_EPILOGUE_ACTIVATION) && !skip_bias_and_activation;
@@ -103,39 +134,50 @@ void apply_epilogue(const Epilogue& epilogue, const HostTensor& y, bool skip_bia
   const int64_t count = element_count(y);
   const int64_t columns = y.rank > 0 ? y.shape[y.rank - 1] : 1;
   if (count == 0 || columns == 0) return;
-  float* y_data = data_of<float>(y);
-  const float* bias_data = bias ? data_of<const float>(*epilogue.bias) : nullptr;
-  const float* mask_data = mask ? data_of<const float>(*epilogue.mask) : nullptr;
   const bool transcendental = activation && epilogue.activation != ACCEL_OP_RELU;
   const int64_t work_per_element = 1 + (transcendental ? 16 : 0);
   // Blocks never cross a row, so the bias index is the column.
   const int64_t blocks_per_row = (columns + kEpilogueBlock - 1) / kEpilogueBlock;
-  parallel_ranges(count / columns * blocks_per_row, grain_for(std::min(columns, kEpilogueBlock) * work_per_element),
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t item = begin; item < end; ++item) {
-                      const int64_t row = item / blocks_per_row;
-                      const int64_t column = (item % blocks_per_row) * kEpilogueBlock;
-                      const int64_t length = std::min(kEpilogueBlock, columns - column);
-                      float* __restrict out = y_data + row * columns + column;
-                      if (bias) {
-                        const float* __restrict b = bias_data + column;
-                        const Add add;
-                        for (int64_t i = 0; i < length; ++i) out[i] = add(out[i], b[i]);
-                      }
-                      if (activation) {
-                        switch (epilogue.activation) {
-                          case ACCEL_OP_SIGMOID: activate<Sigmoid>(out, length); break;
-                          case ACCEL_OP_TANH: activate<Tanh>(out, length); break;
-                          default: activate<Relu>(out, length); break;
+  auto run = [&](auto storage) {
+    using S = decltype(storage);
+    S* y_data = data_of<S>(y);
+    const S* bias_data = bias ? data_of<const S>(*epilogue.bias) : nullptr;
+    const S* mask_data = mask ? data_of<const S>(*epilogue.mask) : nullptr;
+    parallel_ranges(count / columns * blocks_per_row, grain_for(std::min(columns, kEpilogueBlock) * work_per_element),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t item = begin; item < end; ++item) {
+                        const int64_t row = item / blocks_per_row;
+                        const int64_t column = (item % blocks_per_row) * kEpilogueBlock;
+                        const int64_t length = std::min(kEpilogueBlock, columns - column);
+                        S* out = y_data + row * columns + column;
+                        const S* bias_values = bias ? bias_data + column : nullptr;
+                        const S* mask_values = mask ? mask_data + row * columns + column : nullptr;
+                        if constexpr (std::is_same_v<S, float>) {
+                          apply_to_block(epilogue, bias, activation, mask, out, bias_values, mask_values, length);
+                        } else {
+                          // 16-bit outputs: each step in float and rounded to S, as the
+                          // plain ops round each result (a mask's select is exact).
+                          float values[kEpilogueBlock], bias_floats[kEpilogueBlock], mask_floats[kEpilogueBlock];
+                          widen_block(out, values, length);
+                          if (bias) widen_block(bias_values, bias_floats, length);
+                          if (mask) widen_block(mask_values, mask_floats, length);
+                          auto round = [&] {
+                            for (int64_t i = 0; i < length; ++i) values[i] = widen(narrow<S>(values[i]));
+                          };
+                          apply_to_block(epilogue, bias, false, false, values, bias_floats, nullptr, length);
+                          if (bias) round();
+                          apply_to_block(epilogue, false, activation, mask, values, nullptr, mask_floats, length);
+                          for (int64_t i = 0; i < length; ++i) out[i] = narrow<S>(values[i]);
                         }
                       }
-                      if (mask) {
-                        const float* __restrict m = mask_data + row * columns + column;
-                        const ReluBackward relu_backward;
-                        for (int64_t i = 0; i < length; ++i) out[i] = relu_backward(out[i], m[i]);
-                      }
-                    }
-                  });
+                    });
+  };
+  switch (y.dtype) {
+    case ACCEL_DTYPE_F32: return run(float{});
+    case ACCEL_DTYPE_BF16: return run(bf16_t{});
+    case ACCEL_DTYPE_F16: return run(f16_t{});
+    default: invalid("epilogue on a non-float output");
+  }
 }
 
 }  // namespace detail

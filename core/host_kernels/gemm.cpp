@@ -9,13 +9,14 @@
 // primitive instead (matmul_primitive.cpp), which is faster on those shapes.
 // dnnl_sgemm takes no post-ops, so an epilogue runs as one blocked pass over
 // the product right after it (epilogue.cpp), with the plain ops' formulas.
+// BF16 products (CPUs with bf16 instructions only) all run on the matmul
+// primitive's bf16 kernels: there is no bf16 sgemm with a bf16 result.
 #include "epilogue.hpp"
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 namespace accel::host_kernels::detail {
@@ -49,7 +50,7 @@ void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, 
 void product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
              float* c) {
   if (narrow(m, n, k)) {
-    matmul_primitive(transpose_a, transpose_b, 1, m, n, k, a, false, b, false, c);
+    matmul_primitive(transpose_a, transpose_b, 1, m, n, k, a, false, b, false, c, ACCEL_DTYPE_F32);
   } else {
     limit_openmp_threads_on_this_thread();
     sgemm(transpose_a, transpose_b, m, n, k, a, b, c);
@@ -82,18 +83,33 @@ void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
   }
   const int64_t batch = extent(batched, 0, batched.rank - 2);
   const int64_t a_step = a.rank > 2 ? m * k : 0, b_step = b.rank > 2 ? k * n : 0;
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) {
+    fill(y, 0.0);
+    apply_epilogue(epilogue, y);
+    return;
+  }
+  if (y.dtype == ACCEL_DTYPE_BF16) {
+    if (a.dtype != ACCEL_DTYPE_BF16 || b.dtype != ACCEL_DTYPE_BF16) invalid("operands must all be bfloat16");
+    if (b_step == 0 && !transpose_a) {  // one tall product, as below
+      matmul_primitive(false, transpose_b, 1, batch * m, n, k, a.data, false, b.data, false, y.data, y.dtype);
+    } else {
+      matmul_primitive(transpose_a, transpose_b, batch, m, n, k, a.data, a_step != 0, b.data, b_step != 0, y.data,
+                       y.dtype);
+    }
+    apply_epilogue(epilogue, y);
+    return;
+  }
   const float* a_data = data_of<const float>(a);
   const float* b_data = data_of<const float>(b);
   float* y_data = data_of<float>(y);
-  if (batch == 0 || m == 0 || n == 0) return;
-  if (k == 0) {
-    std::memset(y_data, 0, static_cast<size_t>(batch * m * n) * sizeof(float));
-  } else if (b_step == 0 && !transpose_a) {
+  if (b_step == 0 && !transpose_a) {
     product(false, transpose_b, batch * m, n, k, a_data, b_data, y_data);
   } else if (batch == 1) {
     product(transpose_a, transpose_b, m, n, k, a_data, b_data, y_data);
   } else if (m * n * k < kSmallProduct) {
-    matmul_primitive(transpose_a, transpose_b, batch, m, n, k, a_data, a_step != 0, b_data, b_step != 0, y_data);
+    matmul_primitive(transpose_a, transpose_b, batch, m, n, k, a_data, a_step != 0, b_data, b_step != 0, y_data,
+                     ACCEL_DTYPE_F32);
   } else {
     for (int64_t i = 0; i < batch; ++i) {
       product(transpose_a, transpose_b, m, n, k, a_data + i * a_step, b_data + i * b_step, y_data + i * m * n);

@@ -1,7 +1,8 @@
 // The internal entry points of the kernel files, one group per file. The
 // dispatcher (dispatch.cpp) checks operand counts and dtypes and turns
 // BF16/F16 operands of float-math ops into F32 before calling these, so every
-// function below that computes floats sees F32 only.
+// function below that computes floats sees F32 only, except those that say
+// they take BF16 (the ops runs_in_16_bit in dispatch.cpp lets through).
 #pragma once
 
 #include "epilogue.hpp"
@@ -49,8 +50,9 @@ void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
 
 // matmul_primitive.cpp: y[i] = op(a[i]) @ op(b[i]) for i < batch on a cached
 // oneDNN matmul primitive; an operand that is not batched is shared by all.
+// All three are `dtype`: F32, or BF16 (CPUs with bf16 instructions only).
 void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t m, int64_t n, int64_t k,
-                      const float* a, bool a_batched, const float* b, bool b_batched, float* y);
+                      const void* a, bool a_batched, const void* b, bool b_batched, void* y, AccelDType dtype);
 
 // convolution.cpp: CONV2D and its gradients on oneDNN primitives, with the
 // epilogue of CONV2D / CONV2D_BACKWARD_INPUT. `attributes` may be a struct

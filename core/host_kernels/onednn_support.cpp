@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -17,6 +18,13 @@ const dnnl::engine& onednn_engine() {
 bool onednn_has_avx512() {
   static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
   return has;
+}
+
+bool onednn_runs_bf16() {
+  static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+  if (!has) return false;
+  const char* setting = std::getenv("ACCEL_CPU_BF16_KERNELS");
+  return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
 
 dnnl::stream& onednn_stream() {

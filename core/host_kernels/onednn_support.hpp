@@ -1,8 +1,9 @@
 // What the host kernels' oneDNN primitives share (convolution.cpp,
 // matmul_primitive.cpp): the CPU engine, each thread's stream, primitive
 // attributes that make the caller bring the scratchpad, and each thread's
-// scratchpad and operand buffers; and whether oneDNN runs AVX-512 kernels
-// here (the convolution paths of their own choose by it).
+// scratchpad and operand buffers; and whether oneDNN runs AVX-512 and bf16
+// kernels here (the convolution paths of their own and the dispatcher's
+// BF16 staging choose by it).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -15,6 +16,12 @@ const dnnl::engine& onednn_engine();
 // cannot change while the process runs). Without them it has no brgemm and
 // no Winograd convolutions (convolution_gemm.cpp, convolution_winograd.cpp).
 bool onednn_has_avx512();
+
+// Whether BF16 matmuls and convolutions run on oneDNN's bf16 kernels here:
+// the CPU has AVX512_BF16 or AMX (oneDNN's avx512_core_bf16 ISA or above),
+// and ACCEL_CPU_BF16_KERNELS is not 0 (read at each call, so that a test or
+// benchmark can compare with the float32 staging every other CPU runs).
+bool onednn_runs_bf16();
 
 // The calling thread's stream on onednn_engine().
 dnnl::stream& onednn_stream();
