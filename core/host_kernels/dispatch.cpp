@@ -310,16 +310,19 @@ class F32Staging {
   std::vector<StagingBuffers::Buffer> storage_;
 };
 
-// Ops whose kernels take BF16 operands themselves: matmuls and convolutions
-// on CPUs where oneDNN has bf16 kernels (float32 accumulation, each result
-// rounded once), 2x float32's rate on the compute-bound ones and half its
-// memory traffic (docs/PERFORMANCE.md, "What runs where").
+// Ops whose kernels take BF16 operands themselves (docs/PERFORMANCE.md,
+// "What runs where"): matmuls and convolutions on CPUs where oneDNN has bf16
+// kernels (float32 accumulation, each result rounded once: 2x float32's rate
+// on the compute-bound ones), and on every CPU the memory-bound kernels that
+// widen as they read (half the bytes of staging's extra passes).
 bool runs_in_16_bit(AccelOp op, AccelDType dtype) {
   if (dtype != ACCEL_DTYPE_BF16) return false;
   switch (op) {
     case ACCEL_OP_MATMUL: case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT:
     case ACCEL_OP_CONV2D_BACKWARD_FILTER:
       return onednn_runs_bf16();
+    case ACCEL_OP_MAX_POOL: case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER:
+      return true;
     default: return false;
   }
 }

@@ -11,6 +11,7 @@
 #include "fused_program.hpp"
 #include "kernels.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace accel::host_kernels::detail {
@@ -64,12 +65,27 @@ void cast_kernel(const BlockValue* operands, void* result, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = widen(narrow<Target>(cast_source<Source>(x[i])));
 }
 
+// The 16-bit conversions of a block, in the vector lanes (clones, like
+// the ops'): a fusion over bf16 values does one per load, store and op.
+template <typename S>
+ACCEL_VECTOR_CLONES void widen_values(const S* __restrict x, float* __restrict y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] = widen(x[i]);
+}
+template <typename S>
+ACCEL_VECTOR_CLONES void narrow_values(const float* __restrict x, S* __restrict y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] = narrow<S>(x[i]);
+}
+
 template <typename S>
 void load_values(const void* source, int64_t step, void* destination, int64_t count) {
   const S* __restrict x = static_cast<const S*>(source);
   compute_t<S>* __restrict y = static_cast<compute_t<S>*>(destination);
   if constexpr (std::is_same_v<S, bf16_t> || std::is_same_v<S, f16_t>) {
-    for (int64_t i = 0; i < count; ++i) y[i] = widen(x[i * step]);
+    if (step == 0) {
+      std::fill_n(y, count, widen(*x));
+    } else {
+      widen_values(x, y, count);
+    }
   } else if (step == 0) {  // bytes as they are: plain ops read BOOL bytes unnormalized too
     compute_t<S> value;
     std::memcpy(&value, x, sizeof(S));
@@ -84,8 +100,12 @@ void store_values(BlockValue values, void* destination, int64_t count) {
   const compute_t<S>* __restrict x = static_cast<const compute_t<S>*>(values.data);
   S* __restrict y = static_cast<S*>(destination);
   const int64_t step = step_of(values);
-  if constexpr (std::is_same_v<S, bf16_t> || std::is_same_v<S, f16_t>) {
-    for (int64_t i = 0; i < count; ++i) y[i] = narrow<S>(x[i * step]);  // exact: the value is rounded already
+  if constexpr (std::is_same_v<S, bf16_t> || std::is_same_v<S, f16_t>) {  // exact: the value is rounded already
+    if (step == 0) {
+      std::fill_n(y, count, narrow<S>(*x));
+    } else {
+      narrow_values(x, y, count);
+    }
   } else if (step == 0) {
     S value;
     std::memcpy(&value, x, sizeof(S));
@@ -96,7 +116,7 @@ void store_values(BlockValue values, void* destination, int64_t count) {
 }
 
 template <typename S>
-void round_values(void* values, int64_t count) {
+ACCEL_VECTOR_CLONES void round_values(void* values, int64_t count) {
   float* __restrict x = static_cast<float*>(values);
   for (int64_t i = 0; i < count; ++i) x[i] = widen(narrow<S>(x[i]));
 }

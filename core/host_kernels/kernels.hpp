@@ -44,7 +44,8 @@ void one_hot(const HostTensor& indices, const HostTensor& y,
 void encode_scalar(double value, AccelDType dtype, void* bytes);
 
 // gemm.cpp: MATMUL on oneDNN, then its epilogue. `attributes` may
-// be a struct from before 1.2: only the transposes are read from it.
+// be a struct from before 1.2: only the transposes are read from it. BF16
+// operands where onednn_runs_bf16().
 void matmul(const HostTensor& a, const HostTensor& b, const HostTensor& y,
             const AccelMatmulAttributes& attributes, const Epilogue& epilogue);
 
@@ -56,7 +57,8 @@ void matmul_primitive(bool transpose_a, bool transpose_b, int64_t batch, int64_t
 
 // convolution.cpp: CONV2D and its gradients on oneDNN primitives, with the
 // epilogue of CONV2D / CONV2D_BACKWARD_INPUT. `attributes` may be a struct
-// from before 1.2: only the geometry is read from it.
+// from before 1.2: only the geometry is read from it. BF16 operands where
+// onednn_runs_bf16().
 void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second,
             const HostTensor& y, const AccelConv2dAttributes& attributes, const Epilogue& epilogue,
             EpilogueRounding rounding);
@@ -112,7 +114,8 @@ void direct_filter_gradient(const ConvGeometry& geometry, const float* x, const 
                             float* gradient);
 
 // pool_filter_gradient.cpp: MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER, the
-// filter gradient of x against the max-pooling gradient of (pool_x, pool_dy).
+// filter gradient of x against the max-pooling gradient of (pool_x, pool_dy);
+// F32 or BF16.
 void pool_filter_gradient(const HostTensor& x, const HostTensor& pool_x, const HostTensor& pool_dy,
                           const HostTensor& dfilter, const AccelPoolFilterGradientAttributes& attributes,
                           EpilogueRounding rounding);
@@ -128,7 +131,7 @@ void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& 
 void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
                          const AccelBatchNormAttributes& attributes);
 
-// pooling.cpp: max/avg pooling and their gradients.
+// pooling.cpp: max/avg pooling and their gradients; max_pool takes BF16 too.
 void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);
 void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
                        const AccelPoolAttributes& attributes);

@@ -5,7 +5,9 @@
 // the window (oneDNN would need a forward workspace), and the average divides
 // by the count of window cells inside the input, padding excluded. The
 // innermost loop runs over channels, which are contiguous in NHWC, so it
-// vectorizes; batches (or output rows) are spread over oneTBB.
+// vectorizes; batches (or output rows) are spread over oneTBB. MAX_POOL
+// reads and writes BF16 itself; the others see F32 only.
+#include "element_conversions.hpp"
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -50,23 +52,32 @@ PoolGeometry geometry_of(const HostTensor& x, const HostTensor& y, const AccelPo
 
 namespace {
 
-// Output rows [begin, end) (batch * out_h of them) of MAX_POOL.
-ACCEL_VECTOR_CLONES void max_pool_rows(const PoolGeometry& g, const float* x_data, float* y_data, int64_t begin,
+// Output rows [begin, end) (batch * out_h of them) of MAX_POOL. S is the
+// storage type, float or bf16_t: a maximum is one of its inputs, so a bf16
+// one compared in float is stored back exactly.
+template <typename S>
+ACCEL_VECTOR_CLONES void max_pool_rows(const PoolGeometry& g, const S* x_data, S* y_data, int64_t begin,
                                        int64_t end) {
   const int64_t c_count = g.channels;
+  std::vector<float> best_storage(static_cast<size_t>(c_count));
+  float* __restrict best = best_storage.data();
   for (int64_t row = begin; row < end; ++row) {
     const int64_t n = row / g.out_h, oh = row % g.out_h;
     for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      float* __restrict out = y_data + ((n * g.out_h + oh) * g.out_w + ow) * c_count;
-      std::fill_n(out, c_count, -std::numeric_limits<float>::infinity());
+      S* __restrict out = y_data + ((n * g.out_h + oh) * g.out_w + ow) * c_count;
+      std::fill_n(best, c_count, -std::numeric_limits<float>::infinity());
       int64_t h0, h1, w0, w1;
       g.window(oh, ow, h0, h1, w0, w1);
       for (int64_t h = h0; h < h1; ++h) {
         for (int64_t w = w0; w < w1; ++w) {
-          const float* __restrict in = x_data + ((n * g.height + h) * g.width + w) * c_count;
-          for (int64_t c = 0; c < c_count; ++c) out[c] = in[c] > out[c] ? in[c] : out[c];
+          const S* __restrict in = x_data + ((n * g.height + h) * g.width + w) * c_count;
+          for (int64_t c = 0; c < c_count; ++c) {
+            const float value = widen(in[c]);
+            best[c] = value > best[c] ? value : best[c];
+          }
         }
       }
+      for (int64_t c = 0; c < c_count; ++c) out[c] = narrow<S>(best[c]);
     }
   }
 }
@@ -84,10 +95,12 @@ inline float max_of_four(float a, float b, float d, float e) {
 
 // The maximum of one 2x2 window, all channels: the four cells read in one
 // pass with no window arithmetic per cell.
-inline void max_of_window_2x2(const float* __restrict x_top, const float* __restrict x_bottom,
-                              float* __restrict out, int64_t c_count) {
+template <typename S>
+inline void max_of_window_2x2(const S* __restrict x_top, const S* __restrict x_bottom, S* __restrict out,
+                              int64_t c_count) {
   for (int64_t c = 0; c < c_count; ++c) {
-    out[c] = max_of_four(x_top[c], x_top[c_count + c], x_bottom[c], x_bottom[c_count + c]);
+    out[c] = narrow<S>(
+        max_of_four(widen(x_top[c]), widen(x_top[c_count + c]), widen(x_bottom[c]), widen(x_bottom[c_count + c])));
   }
 }
 
@@ -109,7 +122,8 @@ inline void for_each_window_2x2(const PoolGeometry& g, int64_t begin, int64_t en
 
 // MAX_POOL rows when 2x2 windows tile the image (the usual pooling, the
 // tutorial CNN's).
-ACCEL_VECTOR_CLONES void max_pool_rows_2x2(const PoolGeometry& g, const float* x_data, float* y_data, int64_t begin,
+template <typename S>
+ACCEL_VECTOR_CLONES void max_pool_rows_2x2(const PoolGeometry& g, const S* x_data, S* y_data, int64_t begin,
                                            int64_t end) {
   for_each_window_2x2(g, begin, end, [&](int64_t top, int64_t bottom, int64_t window) {
     max_of_window_2x2(x_data + top, x_data + bottom, y_data + window * g.channels, g.channels);
@@ -128,12 +142,13 @@ bool windows_are_tiling_2x2(const PoolGeometry& g, const AccelPoolAttributes& at
 
 }  // namespace
 
-void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes) {
-  const PoolGeometry g = geometry_of(x, y, attributes);
-  const float* x_data = data_of<const float>(x);
-  float* y_data = data_of<float>(y);
+namespace {
+
+template <typename S>
+void max_pool_of(const PoolGeometry& g, const HostTensor& x, const HostTensor& y, bool tiling_2x2) {
+  const S* x_data = data_of<const S>(x);
+  S* y_data = data_of<S>(y);
   const int64_t work_per_row = g.out_w * g.window_h * g.window_w * g.channels;
-  const bool tiling_2x2 = windows_are_tiling_2x2(g, attributes);
   parallel_ranges(g.batch * g.out_h, grain_for(work_per_row), [&](int64_t begin, int64_t end) {
     if (tiling_2x2) {
       max_pool_rows_2x2(g, x_data, y_data, begin, end);
@@ -141,6 +156,18 @@ void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttribute
       max_pool_rows(g, x_data, y_data, begin, end);
     }
   });
+}
+
+}  // namespace
+
+void max_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes) {
+  const PoolGeometry g = geometry_of(x, y, attributes);
+  const bool tiling_2x2 = windows_are_tiling_2x2(g, attributes);
+  switch (x.dtype) {
+    case ACCEL_DTYPE_F32: return max_pool_of<float>(g, x, y, tiling_2x2);
+    case ACCEL_DTYPE_BF16: return max_pool_of<bf16_t>(g, x, y, tiling_2x2);  // half the bytes to read (execute())
+    default: invalid("max pooling takes F32 or BF16 here");
+  }
 }
 
 namespace {

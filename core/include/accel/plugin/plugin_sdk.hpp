@@ -112,14 +112,13 @@ inline float bf16_to_float(uint16_t bits) noexcept {
   return value;
 }
 
+// Written without a branch so that loops over it vectorize.
 inline uint16_t float_to_bf16(float value) noexcept {
   uint32_t word;
   std::memcpy(&word, &value, sizeof(word));
-  if ((word & 0x7F800000u) == 0x7F800000u && (word & 0x007FFFFFu) != 0) {
-    return static_cast<uint16_t>((word >> 16) | 0x0040u);  // quiet NaN stays NaN
-  }
-  uint32_t rounding_bias = 0x7FFFu + ((word >> 16) & 1u);
-  return static_cast<uint16_t>((word + rounding_bias) >> 16);
+  const uint32_t rounded = (word + 0x7FFFu + ((word >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (word >> 16) | 0x0040u;  // a NaN stays NaN, quiet
+  return static_cast<uint16_t>((word & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
 }
 
 // Rounds a float to the nearest bfloat16 value (ties to even), kept as float.
