@@ -8,6 +8,12 @@
 // float32's precision for data whose mean lies within about 10^4 standard
 // deviations of zero (the subtraction cancels log2((mean / std)^2) of
 // double's 53 bits).
+//
+// BF16 activations (mixed_bfloat16) are read and written here, not staged by
+// execute(): each value is widened as it is read and the result rounded as
+// it is stored, the float formulas unchanged, so the results are those of the
+// F32 kernel on widened copies, for half the bytes and none of the copies.
+#include "element_conversions.hpp"
 #include "kernels.hpp"
 
 #include <accel/plugin/plugin_sdk.hpp>
@@ -45,6 +51,34 @@ void expect_per_feature(const HostTensor& tensor, int64_t features, const char* 
   if (tensor.rank != 1 || tensor.shape[0] != features) {
     invalid(std::string(op) + ": " + role + " must be [" + std::to_string(features) + "] (x's last axis), got " +
             describe(tensor));
+  }
+}
+
+// A per-feature operand in float (F32 as it is; a BF16 one widened).
+std::vector<float> per_feature_values(const HostTensor& tensor) {
+  std::vector<float> values(static_cast<size_t>(element_count(tensor)));
+  HostTensor view = tensor;
+  view.dtype = ACCEL_DTYPE_F32;
+  view.data = values.data();
+  cast(tensor, view);
+  return values;
+}
+
+// Stores float per-feature results into `tensor`, rounded to its dtype.
+void store_per_feature(const std::vector<float>& values, const HostTensor& tensor) {
+  HostTensor view = tensor;
+  view.dtype = ACCEL_DTYPE_F32;
+  view.data = const_cast<float*>(values.data());
+  cast(view, tensor);
+}
+
+// Calls body(S{}) with S the storage type of the activations: float or bf16_t.
+template <typename Body>
+void with_activation_type(AccelDType dtype, const char* op, const Body& body) {
+  switch (dtype) {
+    case ACCEL_DTYPE_F32: return body(float{});
+    case ACCEL_DTYPE_BF16: return body(bf16_t{});
+    default: invalid(std::string(op) + ": activations must be F32 or BF16 here");
   }
 }
 
@@ -91,54 +125,60 @@ void for_each_row_range(const Rows& shape, const RowsBody& body) {
 // values, the features innermost: vectorized across features, each
 // feature's sum still taken row by row in order, so no clone of
 // ACCEL_VECTOR_CLONES rounds differently.
-ACCEL_VECTOR_CLONES void add_sums(const float* __restrict x, int64_t first, int64_t last, int64_t features,
+template <typename S>
+ACCEL_VECTOR_CLONES void add_sums(const S* __restrict x, int64_t first, int64_t last, int64_t features,
                                   double* __restrict sums, double* __restrict squares) {
   for (int64_t row = first; row < last; ++row) {
-    const float* line = x + row * features;
+    const S* line = x + row * features;
     for (int64_t c = 0; c < features; ++c) {
-      const double value = line[c];
+      const double value = widen(line[c]);
       sums[c] += value;
       squares[c] += value * value;
     }
   }
 }
 
-ACCEL_VECTOR_CLONES void add_gradient_sums(const float* __restrict dy, const float* __restrict x,
+template <typename S>
+ACCEL_VECTOR_CLONES void add_gradient_sums(const S* __restrict dy, const S* __restrict x,
                                            const float* __restrict mean, int64_t first, int64_t last,
                                            int64_t features, double* __restrict sums,
                                            double* __restrict products) {
   for (int64_t row = first; row < last; ++row) {
-    const float* dy_line = dy + row * features;
-    const float* x_line = x + row * features;
+    const S* dy_line = dy + row * features;
+    const S* x_line = x + row * features;
     for (int64_t c = 0; c < features; ++c) {
-      const double gradient = dy_line[c];
+      const double gradient = widen(dy_line[c]);
       sums[c] += gradient;
-      products[c] += gradient * (static_cast<double>(x_line[c]) - mean[c]);
+      products[c] += gradient * (static_cast<double>(widen(x_line[c])) - mean[c]);
     }
   }
 }
 
 // y = x * multiplier + addend, per feature.
-ACCEL_VECTOR_CLONES void normalize_rows(const float* __restrict x, const float* __restrict multiplier,
+template <typename S>
+ACCEL_VECTOR_CLONES void normalize_rows(const S* __restrict x, const float* __restrict multiplier,
                                         const float* __restrict addend, int64_t first, int64_t last,
-                                        int64_t features, float* __restrict y) {
+                                        int64_t features, S* __restrict y) {
   for (int64_t row = first; row < last; ++row) {
-    const float* line = x + row * features;
-    float* result = y + row * features;
-    for (int64_t c = 0; c < features; ++c) result[c] = line[c] * multiplier[c] + addend[c];
+    const S* line = x + row * features;
+    S* result = y + row * features;
+    for (int64_t c = 0; c < features; ++c) result[c] = narrow<S>(widen(line[c]) * multiplier[c] + addend[c]);
   }
 }
 
 // dx = a * dy + b * (x - mean) + d, per feature.
-ACCEL_VECTOR_CLONES void input_gradient_rows(const float* __restrict dy, const float* __restrict x,
+template <typename S>
+ACCEL_VECTOR_CLONES void input_gradient_rows(const S* __restrict dy, const S* __restrict x,
                                              const float* __restrict mean, const float* __restrict a,
                                              const float* __restrict b, const float* __restrict d, int64_t first,
-                                             int64_t last, int64_t features, float* __restrict dx) {
+                                             int64_t last, int64_t features, S* __restrict dx) {
   for (int64_t row = first; row < last; ++row) {
-    const float* dy_line = dy + row * features;
-    const float* x_line = x + row * features;
-    float* result = dx + row * features;
-    for (int64_t c = 0; c < features; ++c) result[c] = a[c] * dy_line[c] + b[c] * (x_line[c] - mean[c]) + d[c];
+    const S* dy_line = dy + row * features;
+    const S* x_line = x + row * features;
+    S* result = dx + row * features;
+    for (int64_t c = 0; c < features; ++c) {
+      result[c] = narrow<S>(a[c] * widen(dy_line[c]) + b[c] * (widen(x_line[c]) - mean[c]) + d[c]);
+    }
   }
 }
 
@@ -154,33 +194,34 @@ void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& 
     expect_per_feature(*tensor, shape.features, kOp, role);
   }
   if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
-  const auto* in = static_cast<const float*>(x.data);
   const int64_t features = shape.features;
-  const auto [sum, sum_of_squares] =
-      per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* values, double* squares) {
-        add_sums(in, first_row, last_row, features, values, squares);
-      });
-
-  const auto* gamma = static_cast<const float*>(scale.data);
-  const auto* beta = static_cast<const float*>(offset.data);
-  auto* mean_out = static_cast<float*>(mean.data);
-  auto* variance_out = static_cast<float*>(variance.data);
+  const std::vector<float> gamma = per_feature_values(scale), beta = per_feature_values(offset);
+  std::vector<float> mean_out(static_cast<size_t>(features)), variance_out(static_cast<size_t>(features));
   std::vector<float> multiplier(static_cast<size_t>(features)), addend(static_cast<size_t>(features));
-  const double count = static_cast<double>(shape.rows);
-  for (int64_t c = 0; c < features; ++c) {
-    const double batch_mean = shape.rows == 0 ? std::numeric_limits<double>::quiet_NaN() : sum[c] / count;
-    const double batch_variance = std::max(0.0, sum_of_squares[c] / count - batch_mean * batch_mean);
-    const double inverse = 1.0 / std::sqrt(batch_variance + attributes.epsilon);
-    mean_out[c] = static_cast<float>(batch_mean);
-    variance_out[c] = shape.rows == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(batch_variance);
-    multiplier[c] = static_cast<float>(gamma[c] * inverse);
-    addend[c] = static_cast<float>(beta[c] - batch_mean * gamma[c] * inverse);
-  }
-
-  auto* out = static_cast<float*>(y.data);
-  for_each_row_range(shape, [&](int64_t first, int64_t last) {
-    normalize_rows(in, multiplier.data(), addend.data(), first, last, features, out);
+  with_activation_type(x.dtype, kOp, [&](auto storage) {
+    using S = decltype(storage);
+    const S* in = data_of<const S>(x);
+    const auto [sum, sum_of_squares] =
+        per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* values, double* squares) {
+          add_sums(in, first_row, last_row, features, values, squares);
+        });
+    const double count = static_cast<double>(shape.rows);
+    for (int64_t c = 0; c < features; ++c) {
+      const double batch_mean = shape.rows == 0 ? std::numeric_limits<double>::quiet_NaN() : sum[c] / count;
+      const double batch_variance = std::max(0.0, sum_of_squares[c] / count - batch_mean * batch_mean);
+      const double inverse = 1.0 / std::sqrt(batch_variance + attributes.epsilon);
+      mean_out[c] = static_cast<float>(batch_mean);
+      variance_out[c] = shape.rows == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(batch_variance);
+      multiplier[c] = static_cast<float>(gamma[c] * inverse);
+      addend[c] = static_cast<float>(beta[c] - batch_mean * gamma[c] * inverse);
+    }
+    S* out = data_of<S>(y);
+    for_each_row_range(shape, [&](int64_t first, int64_t last) {
+      normalize_rows(in, multiplier.data(), addend.data(), first, last, features, out);
+    });
   });
+  store_per_feature(mean_out, mean);
+  store_per_feature(variance_out, variance);
 }
 
 void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
@@ -196,38 +237,42 @@ void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const Hos
     expect_per_feature(*tensor, shape.features, kOp, role);
   }
   if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
-  const auto* gradient = static_cast<const float*>(dy.data);
-  const auto* in = static_cast<const float*>(x.data);
-  const auto* gamma = static_cast<const float*>(inputs[2].data);
-  const auto* mean = static_cast<const float*>(inputs[3].data);
-  const auto* variance = static_cast<const float*>(inputs[4].data);
+  if (dy.dtype != x.dtype || outputs[0].dtype != x.dtype) invalid(std::string(kOp) + ": dy, x and dx dtypes differ");
   const int64_t features = shape.features;
-  const auto [gradient_sum, centered_product_sum] =
-      per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* sums, double* products) {
-        add_gradient_sums(gradient, in, mean, first_row, last_row, features, sums, products);
-      });
+  const std::vector<float> gamma = per_feature_values(inputs[2]), mean = per_feature_values(inputs[3]),
+                           variance = per_feature_values(inputs[4]);
+  std::vector<float> dscale(static_cast<size_t>(features)), doffset(static_cast<size_t>(features));
+  with_activation_type(x.dtype, kOp, [&](auto storage) {
+    using S = decltype(storage);
+    const S* gradient = data_of<const S>(dy);
+    const S* in = data_of<const S>(x);
+    const auto [gradient_sum, centered_product_sum] =
+        per_feature_sums(shape, [&](int64_t first_row, int64_t last_row, double* sums, double* products) {
+          add_gradient_sums(gradient, in, mean.data(), first_row, last_row, features, sums, products);
+        });
 
-  // dx = a * dy + b * (x - mean) + d, with a = scale * inverse,
-  // b = -a * inverse * dscale / n, d = -a * doffset / n.
-  auto* dscale = static_cast<float*>(outputs[1].data);
-  auto* doffset = static_cast<float*>(outputs[2].data);
-  std::vector<float> a(static_cast<size_t>(features)), b(static_cast<size_t>(features)), d(static_cast<size_t>(features));
-  const double count = static_cast<double>(std::max<int64_t>(shape.rows, 1));
-  for (int64_t c = 0; c < features; ++c) {
-    const double inverse = 1.0 / std::sqrt(static_cast<double>(variance[c]) + attributes.epsilon);
-    const double scale_gradient = centered_product_sum[c] * inverse;
-    const double gain = gamma[c] * inverse;
-    dscale[c] = static_cast<float>(scale_gradient);
-    doffset[c] = static_cast<float>(gradient_sum[c]);
-    a[c] = static_cast<float>(gain);
-    b[c] = static_cast<float>(-gain * inverse * scale_gradient / count);
-    d[c] = static_cast<float>(-gain * gradient_sum[c] / count);
-  }
-
-  auto* out = static_cast<float*>(outputs[0].data);
-  for_each_row_range(shape, [&](int64_t first, int64_t last) {
-    input_gradient_rows(gradient, in, mean, a.data(), b.data(), d.data(), first, last, features, out);
+    // dx = a * dy + b * (x - mean) + d, with a = scale * inverse,
+    // b = -a * inverse * dscale / n, d = -a * doffset / n.
+    std::vector<float> a(static_cast<size_t>(features)), b(static_cast<size_t>(features)),
+        d(static_cast<size_t>(features));
+    const double count = static_cast<double>(std::max<int64_t>(shape.rows, 1));
+    for (int64_t c = 0; c < features; ++c) {
+      const double inverse = 1.0 / std::sqrt(static_cast<double>(variance[c]) + attributes.epsilon);
+      const double scale_gradient = centered_product_sum[c] * inverse;
+      const double gain = gamma[c] * inverse;
+      dscale[c] = static_cast<float>(scale_gradient);
+      doffset[c] = static_cast<float>(gradient_sum[c]);
+      a[c] = static_cast<float>(gain);
+      b[c] = static_cast<float>(-gain * inverse * scale_gradient / count);
+      d[c] = static_cast<float>(-gain * gradient_sum[c] / count);
+    }
+    S* out = data_of<S>(outputs[0]);
+    for_each_row_range(shape, [&](int64_t first, int64_t last) {
+      input_gradient_rows(gradient, in, mean.data(), a.data(), b.data(), d.data(), first, last, features, out);
+    });
   });
+  store_per_feature(dscale, outputs[1]);
+  store_per_feature(doffset, outputs[2]);
 }
 
 }  // namespace accel::host_kernels::detail

@@ -62,19 +62,10 @@ struct PrimitiveEpilogue {
   AccelOp activation = ACCEL_OP_MATMUL;
 };
 
-// The element types of one primitive: the caller's tensors' (F32 or BF16) and
-// the type the primitive computes in. They differ where a BF16 convolution
-// runs faster on float32 kernels (compute_type_for): the reorders into and
-// out of the primitive's layouts convert as they move.
-struct ElementTypes {
-  memory::data_type user = memory::data_type::f32;
-  memory::data_type compute = memory::data_type::f32;
-};
-
-// The geometry, the epilogue, whether Winograd may run, the element types,
+// The geometry, the epilogue, whether Winograd may run, the element type,
 // and the OpenMP threads the primitive was built for (oneDNN plans its work
 // split when it builds one).
-using PrimitiveKey = std::array<int64_t, 24>;
+using PrimitiveKey = std::array<int64_t, 23>;
 
 // Below this many input channels the input gradient reads a plain HWIO filter.
 constexpr int64_t kFewInputChannels = 16;
@@ -108,30 +99,12 @@ bool winograd_candidate(const ConvGeometry& g) {
 }
 
 PrimitiveKey key_of(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd,
-                    ElementTypes types) {
+                    memory::data_type type) {
   return {static_cast<int64_t>(op), g.batch,      g.height,     g.width,     g.channels,   g.filter_h,
           g.filter_w,               g.filters,    g.out_h,      g.out_w,     g.stride_h,   g.stride_w,
           g.dilation_h,             g.dilation_w, g.pad_top,    g.pad_bottom, g.pad_left,  g.pad_right,
           epilogue.bias ? 1 : 0,    static_cast<int64_t>(epilogue.activation), winograd ? 1 : 0,
-          static_cast<int64_t>(types.user), static_cast<int64_t>(types.compute), omp_get_max_threads()};
-}
-
-// What a BF16 convolution computes in (BF16 CPUs only; elsewhere execute()
-// stages BF16 through F32 before conv2d sees it). Measured per pass on the
-// small ResNet's layers at batch 256, 2 threads (docs/PERFORMANCE.md, "bf16
-// convolutions"): oneDNN's bf16 kernels (brgconv / jit_bf16, float32
-// accumulation) run the forward pass and the input gradient about twice as
-// fast as float32's, and so beat float32 Winograd on 3x3 stride-1 layers
-// too; but their filter gradient of a strided 3x3 convolution is 1.6-1.8x
-// slower than float32's, so that one converts to float32 around the
-// primitive.
-memory::data_type compute_type_for(AccelOp op, const ConvGeometry& g, memory::data_type user) {
-  if (user != memory::data_type::bf16) return user;
-  const bool strided = g.stride_h > 1 || g.stride_w > 1;
-  if (op == ACCEL_OP_CONV2D_BACKWARD_FILTER && strided && (g.filter_h > 1 || g.filter_w > 1)) {
-    return memory::data_type::f32;
-  }
-  return memory::data_type::bf16;
+          static_cast<int64_t>(type), omp_get_max_threads()};
 }
 
 PrimitiveEpilogue primitive_epilogue_of(AccelOp op, const Epilogue& epilogue) {
@@ -151,25 +124,22 @@ dnnl::algorithm eltwise_of(AccelOp activation) {
 }
 
 struct Descriptors {
-  memory::desc x, filter, y;  // the user's layouts and type: NHWC activations, HWIO filter
-  // The same layouts in the compute type (the same descriptors when the types agree).
-  memory::desc x_compute, filter_compute, y_compute;
+  memory::desc x, filter, y;  // the user's layouts: NHWC activations, HWIO filter
   memory::desc filter_any;     // lets oneDNN choose its own filter layout
   memory::desc x_any, y_any;   // ... and its own activation layouts (Winograd)
 };
 
-Descriptors descriptors_of(const ConvGeometry& g, ElementTypes types) {
+// All in the operands' element type: f32, or bf16 (oneDNN's bf16 kernels
+// accumulate in float32 and round each result once).
+Descriptors descriptors_of(const ConvGeometry& g, memory::data_type type) {
   const memory::dims filter_dims{g.filters, g.channels, g.filter_h, g.filter_w};
   const memory::dims x_dims{g.batch, g.channels, g.height, g.width}, y_dims{g.batch, g.filters, g.out_h, g.out_w};
-  return {memory::desc(x_dims, types.user, Tag::nhwc),
-          memory::desc(filter_dims, types.user, Tag::hwio),
-          memory::desc(y_dims, types.user, Tag::nhwc),
-          memory::desc(x_dims, types.compute, Tag::nhwc),
-          memory::desc(filter_dims, types.compute, Tag::hwio),
-          memory::desc(y_dims, types.compute, Tag::nhwc),
-          memory::desc(filter_dims, types.compute, Tag::any),
-          memory::desc(x_dims, types.compute, Tag::any),
-          memory::desc(y_dims, types.compute, Tag::any)};
+  return {memory::desc(x_dims, type, Tag::nhwc),
+          memory::desc(filter_dims, type, Tag::hwio),
+          memory::desc(y_dims, type, Tag::nhwc),
+          memory::desc(filter_dims, type, Tag::any),
+          memory::desc(x_dims, type, Tag::any),
+          memory::desc(y_dims, type, Tag::any)};
 }
 
 memory::desc bias_descriptor(const ConvGeometry& g, memory::data_type type) {
@@ -266,8 +236,8 @@ CachedConv build_formulation(AccelOp op, const ConvGeometry& g, const PrimitiveE
 }
 
 CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue, bool winograd,
-                           ElementTypes types) {
-  const Descriptors d = descriptors_of(g, types);
+                           memory::data_type type) {
+  const Descriptors d = descriptors_of(g, type);
   if (winograd) {
     try {
       return build_formulation(op, g, epilogue,
@@ -285,23 +255,24 @@ CachedConv build_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpi
   const bool plain_filter = op == ACCEL_OP_CONV2D_BACKWARD_INPUT && g.channels < kFewInputChannels;
   return build_formulation(
       op, g, epilogue,
-      {dnnl::algorithm::convolution_direct, d.x_compute, plain_filter ? d.filter_compute : d.filter_any, d.y_compute},
+      {dnnl::algorithm::convolution_direct, d.x, plain_filter ? d.filter : d.filter_any, d.y},
       d);
 }
 
 // Primitives by geometry and epilogue; never evicted (a model has a handful
 // of shapes).
 const CachedConv& cached_primitive(AccelOp op, const ConvGeometry& g, const PrimitiveEpilogue& epilogue,
-                                   ElementTypes types) {
+                                   memory::data_type type) {
   static std::mutex mutex;
   static std::map<PrimitiveKey, CachedConv> cache;  // std::map: references stay valid
-  // Winograd is float32 only; a BF16 convolution takes it only where it
-  // computes in float32 anyway.
-  const bool winograd = types.compute == memory::data_type::f32 && winograd_candidate(g);
-  const PrimitiveKey key = key_of(op, g, epilogue, winograd, types);
+  // oneDNN's Winograd is float32 only. A BF16 3x3 stride-1 convolution runs
+  // direct on its bf16 kernels, faster than float32 Winograd on the small
+  // ResNet's layers (docs/PERFORMANCE.md, "Mixed precision on the CPU").
+  const bool winograd = type == memory::data_type::f32 && winograd_candidate(g);
+  const PrimitiveKey key = key_of(op, g, epilogue, winograd, type);
   std::lock_guard lock(mutex);
   auto found = cache.find(key);
-  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g, epilogue, winograd, types)).first;
+  if (found == cache.end()) found = cache.emplace(key, build_primitive(op, g, epilogue, winograd, type)).first;
   return found->second;
 }
 
@@ -371,16 +342,13 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     apply_epilogue(epilogue, y);
     return;
   }
-  const memory::data_type user_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
-  const ElementTypes types{user_type, compute_type_for(op, g, user_type)};
+  const memory::data_type type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   limit_openmp_threads_on_this_thread();
-  // The primitive takes CONV2D's bias in its own compute type only.
-  const bool epilogue_in_primitive =
-      op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest && types.compute == types.user;
+  const bool epilogue_in_primitive = op == ACCEL_OP_CONV2D && rounding == EpilogueRounding::kFastest;
   const PrimitiveEpilogue in_primitive = epilogue_in_primitive ? primitive_epilogue_of(op, epilogue) : PrimitiveEpilogue{};
   try {
-    const CachedConv& cached = cached_primitive(op, g, in_primitive, types);
-    const Descriptors d = descriptors_of(g, types);
+    const CachedConv& cached = cached_primitive(op, g, in_primitive, type);
+    const Descriptors d = descriptors_of(g, type);
     const dnnl::engine& engine = onednn_engine();
     dnnl::stream& stream = onednn_stream();
     // Each operand: the user's buffer, or a per-thread scratch in the
@@ -411,7 +379,7 @@ void conv2d(AccelOp op, const HostTensor& first, const HostTensor& second, const
     switch (op) {
       case ACCEL_OP_CONV2D:
         arguments = {{DNNL_ARG_SRC, x_memory}, {DNNL_ARG_WEIGHTS, filter_memory}, {DNNL_ARG_DST, y_memory}};
-        if (in_primitive.bias) arguments.emplace(DNNL_ARG_BIAS, memory(bias_descriptor(g, user_type), engine, epilogue.bias->data));
+        if (in_primitive.bias) arguments.emplace(DNNL_ARG_BIAS, memory(bias_descriptor(g, type), engine, epilogue.bias->data));
         break;
       case ACCEL_OP_CONV2D_BACKWARD_INPUT:
         arguments = {{DNNL_ARG_DIFF_DST, y_memory}, {DNNL_ARG_WEIGHTS, filter_memory}, {DNNL_ARG_DIFF_SRC, x_memory}};

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -315,15 +317,20 @@ class F32Staging {
 // kernels (float32 accumulation, each result rounded once: 2x float32's rate
 // on the compute-bound ones), and on every CPU the memory-bound kernels that
 // widen as they read (half the bytes of staging's extra passes).
+// ACCEL_CPU_BF16_KERNELS=0 stages every one of them too, as before they took
+// BF16 (read at each call, so that a test or benchmark can compare the two).
 bool runs_in_16_bit(AccelOp op, AccelDType dtype) {
   if (dtype != ACCEL_DTYPE_BF16) return false;
+  const char* setting = std::getenv("ACCEL_CPU_BF16_KERNELS");
+  if (setting != nullptr && std::strcmp(setting, "0") == 0) return false;
   switch (op) {
     case ACCEL_OP_MATMUL: case ACCEL_OP_CONV2D: case ACCEL_OP_CONV2D_BACKWARD_INPUT:
     case ACCEL_OP_CONV2D_BACKWARD_FILTER:
-      return onednn_runs_bf16();
-    case ACCEL_OP_MAX_POOL: case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER:
+      return onednn_has_bf16();
+    case ACCEL_OP_MAX_POOL: case ACCEL_OP_MAX_POOL_BACKWARD_CONV2D_BACKWARD_FILTER: case ACCEL_OP_BATCH_NORM:
+    case ACCEL_OP_BATCH_NORM_BACKWARD:
       return true;
-    default: return false;
+    default: return sdk::is_unary_elementwise(op);
   }
 }
 

@@ -1,4 +1,5 @@
-// Unary and binary elementwise kernels, SELECT and BROADCAST_TO.
+// Unary and binary elementwise kernels, SELECT and BROADCAST_TO. Unary ops
+// read and write BF16 themselves; every other float op here sees F32 only.
 //
 // Broadcasting follows NumPy: inputs are aligned to the output's trailing
 // axes and a size-1 axis repeats. Axes that every operand walks contiguously
@@ -7,6 +8,7 @@
 // loops are plain indexed loops over restrict pointers so the compiler
 // vectorizes them; only loops over kCheapGrain elements or more go to oneTBB.
 #include "broadcast_layout.hpp"
+#include "element_conversions.hpp"
 #include "elementwise_functors.hpp"
 #include "kernels.hpp"
 
@@ -145,26 +147,44 @@ void binary_typed(AccelOp op, const HostTensor& a, const HostTensor& b, const Ho
   fail(ACCEL_STATUS_UNIMPLEMENTED, "no binary kernel for this dtype");
 }
 
-template <typename T>
+// A float op over BF16 storage: each value widened as it is read and the
+// result rounded as it is stored, which is what staging through F32 gives,
+// without the two extra passes.
+template <typename Op>
+struct OnBf16 {
+  bf16_t operator()(bf16_t x) const { return narrow<bf16_t>(Op{}(widen(x))); }
+};
+
+// Storage type S, compute type T: the same for F32 and the integers; BF16
+// (S = bf16_t) computes in float.
+template <typename T, typename S = T>
 void unary_typed(AccelOp op, const HostTensor& x, const HostTensor& y) {
+  auto run = [&](auto functor, int64_t grain) {
+    using Op = decltype(functor);
+    if constexpr (std::is_same_v<S, bf16_t>) {
+      run_unary<bf16_t, bf16_t>(x, y, OnBf16<Op>{}, grain);
+    } else {
+      run_unary<T, T>(x, y, functor, grain);
+    }
+  };
   switch (op) {
-    case ACCEL_OP_NEG: return run_unary<T, T>(x, y, Neg{}, kCheapGrain);
-    case ACCEL_OP_ABS: return run_unary<T, T>(x, y, Abs{}, kCheapGrain);
-    case ACCEL_OP_SQUARE: return run_unary<T, T>(x, y, Square{}, kCheapGrain);
-    case ACCEL_OP_RELU: return run_unary<T, T>(x, y, Relu{}, kCheapGrain);
-    case ACCEL_OP_SIGN: return run_unary<T, T>(x, y, Sign{}, kCheapGrain);
+    case ACCEL_OP_NEG: return run(Neg{}, kCheapGrain);
+    case ACCEL_OP_ABS: return run(Abs{}, kCheapGrain);
+    case ACCEL_OP_SQUARE: return run(Square{}, kCheapGrain);
+    case ACCEL_OP_RELU: return run(Relu{}, kCheapGrain);
+    case ACCEL_OP_SIGN: return run(Sign{}, kCheapGrain);
     default: break;
   }
   if constexpr (std::is_same_v<T, float>) {
     switch (op) {
-      case ACCEL_OP_EXP: return run_unary<float, float>(x, y, Exp{}, kExpensiveGrain);
-      case ACCEL_OP_LOG: return run_unary<float, float>(x, y, Log{}, kExpensiveGrain);
-      case ACCEL_OP_SQRT: return run_unary<float, float>(x, y, Sqrt{}, kCheapGrain);
-      case ACCEL_OP_RSQRT: return run_unary<float, float>(x, y, Rsqrt{}, kCheapGrain);
-      case ACCEL_OP_RECIPROCAL: return run_unary<float, float>(x, y, Reciprocal{}, kCheapGrain);
-      case ACCEL_OP_SIGMOID: return run_unary<float, float>(x, y, Sigmoid{}, kExpensiveGrain);
-      case ACCEL_OP_TANH: return run_unary<float, float>(x, y, Tanh{}, kExpensiveGrain);
-      case ACCEL_OP_ERF: return run_unary<float, float>(x, y, Erf{}, kExpensiveGrain);
+      case ACCEL_OP_EXP: return run(Exp{}, kExpensiveGrain);
+      case ACCEL_OP_LOG: return run(Log{}, kExpensiveGrain);
+      case ACCEL_OP_SQRT: return run(Sqrt{}, kCheapGrain);
+      case ACCEL_OP_RSQRT: return run(Rsqrt{}, kCheapGrain);
+      case ACCEL_OP_RECIPROCAL: return run(Reciprocal{}, kCheapGrain);
+      case ACCEL_OP_SIGMOID: return run(Sigmoid{}, kExpensiveGrain);
+      case ACCEL_OP_TANH: return run(Tanh{}, kExpensiveGrain);
+      case ACCEL_OP_ERF: return run(Erf{}, kExpensiveGrain);
       default: break;
     }
   }
@@ -239,6 +259,7 @@ template <typename T> struct BroadcastKernel {
 void unary(AccelOp op, const HostTensor& x, const HostTensor& y) {
   switch (x.dtype) {
     case ACCEL_DTYPE_F32: return unary_typed<float>(op, x, y);
+    case ACCEL_DTYPE_BF16: return unary_typed<float, bf16_t>(op, x, y);
     case ACCEL_DTYPE_I32: return unary_typed<int32_t>(op, x, y);
     case ACCEL_DTYPE_I64: return unary_typed<int64_t>(op, x, y);
     case ACCEL_DTYPE_BOOL:

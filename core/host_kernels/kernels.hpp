@@ -125,7 +125,8 @@ void fused_elementwise(std::span<const HostTensor> inputs, std::span<const HostT
                        const AccelFusedElementwiseAttributes& program);
 
 // batch_norm.cpp: BATCH_NORM (x, scale, offset -> y, mean, variance) and
-// BATCH_NORM_BACKWARD (dy, x, scale, mean, variance -> dx, dscale, doffset).
+// BATCH_NORM_BACKWARD (dy, x, scale, mean, variance -> dx, dscale, doffset);
+// activations F32 or BF16, per-feature operands F32 or the activations' dtype.
 void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& offset, const HostTensor& y,
                 const HostTensor& mean, const HostTensor& variance, const AccelBatchNormAttributes& attributes);
 void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
 
@@ -20,11 +19,9 @@ bool onednn_has_avx512() {
   return has;
 }
 
-bool onednn_runs_bf16() {
+bool onednn_has_bf16() {
   static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
-  if (!has) return false;
-  const char* setting = std::getenv("ACCEL_CPU_BF16_KERNELS");
-  return setting == nullptr || std::strcmp(setting, "0") != 0;
+  return has;
 }
 
 dnnl::stream& onednn_stream() {

@@ -17,11 +17,9 @@ const dnnl::engine& onednn_engine();
 // no Winograd convolutions (convolution_gemm.cpp, convolution_winograd.cpp).
 bool onednn_has_avx512();
 
-// Whether BF16 matmuls and convolutions run on oneDNN's bf16 kernels here:
-// the CPU has AVX512_BF16 or AMX (oneDNN's avx512_core_bf16 ISA or above),
-// and ACCEL_CPU_BF16_KERNELS is not 0 (read at each call, so that a test or
-// benchmark can compare with the float32 staging every other CPU runs).
-bool onednn_runs_bf16();
+// Whether oneDNN has bf16 matmul and convolution kernels for this CPU: it
+// has AVX512_BF16 or AMX (oneDNN's avx512_core_bf16 ISA or above).
+bool onednn_has_bf16();
 
 // The calling thread's stream on onednn_engine().
 dnnl::stream& onednn_stream();
