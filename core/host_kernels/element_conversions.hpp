@@ -6,6 +6,7 @@
 #include "kernel_support.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -49,6 +50,20 @@ Dst narrow(Value x) {
     return truncate_to<Dst>(x);
   } else {
     return static_cast<Dst>(x);  // integer to integer wraps (modulo 2^n)
+  }
+}
+
+// A float that holds a value of storage type S exactly (a maximum of S
+// values, a result already rounded to S) -> S. For bfloat16 the top half of
+// the bits, with no rounding to do: a third of narrow's work in a vector loop.
+template <typename S>
+S narrow_exact(float x) {
+  if constexpr (std::is_same_v<S, bf16_t>) {
+    uint32_t word;
+    std::memcpy(&word, &x, sizeof(word));
+    return bf16_t{static_cast<uint16_t>(word >> 16)};
+  } else {
+    return narrow<S>(x);
   }
 }
 

@@ -71,9 +71,10 @@ template <typename S>
 ACCEL_VECTOR_CLONES void widen_values(const S* __restrict x, float* __restrict y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = widen(x[i]);
 }
+// Stores values already rounded to S (every step's result is).
 template <typename S>
 ACCEL_VECTOR_CLONES void narrow_values(const float* __restrict x, S* __restrict y, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) y[i] = narrow<S>(x[i]);
+  for (int64_t i = 0; i < count; ++i) y[i] = narrow_exact<S>(x[i]);
 }
 
 template <typename S>

@@ -77,7 +77,7 @@ ACCEL_VECTOR_CLONES void max_pool_rows(const PoolGeometry& g, const S* x_data, S
           }
         }
       }
-      for (int64_t c = 0; c < c_count; ++c) out[c] = narrow<S>(best[c]);
+      for (int64_t c = 0; c < c_count; ++c) out[c] = narrow_exact<S>(best[c]);
     }
   }
 }
@@ -99,7 +99,7 @@ template <typename S>
 inline void max_of_window_2x2(const S* __restrict x_top, const S* __restrict x_bottom, S* __restrict out,
                               int64_t c_count) {
   for (int64_t c = 0; c < c_count; ++c) {
-    out[c] = narrow<S>(
+    out[c] = narrow_exact<S>(
         max_of_four(widen(x_top[c]), widen(x_top[c_count + c]), widen(x_bottom[c]), widen(x_bottom[c_count + c])));
   }
 }
