@@ -140,6 +140,11 @@ void max_pool_backward(const HostTensor& x, const HostTensor& dy, const HostTens
 // already spreads blocks of images over the threads).
 void max_pool_backward_on_this_thread(const HostTensor& x, const HostTensor& dy, const HostTensor& dx,
                                       const AccelPoolAttributes& attributes);
+// The same for BF16 x and dy and a float dx (the shape of x), reading the
+// 16-bit values directly, when 2x2 windows tile the image; false (nothing
+// done) otherwise.
+bool max_pool_backward_bf16_on_this_thread(const HostTensor& x, const HostTensor& dy, float* dx,
+                                           const AccelPoolAttributes& attributes);
 void avg_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes);
 void avg_pool_backward(const HostTensor& dy, const HostTensor& dx,
                        const AccelPoolAttributes& attributes);

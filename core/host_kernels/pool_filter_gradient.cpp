@@ -12,10 +12,11 @@
 // other through a temporary.
 //
 // BF16 operands (mixed_bfloat16) are read here, not staged by execute(): in
-// the direct case the pooling input is widened a block of images at a time
-// into the block's own scratch, so the largest operand is read once, in
-// 16 bits (the tutorial CNN's 11 MB instead of 22 MB read and 22 MB
-// written); the input and the gradient are small and are widened and
+// the direct case the pooling gradient of a block of images is made from the
+// 16-bit values themselves (2x2 windows that tile the image; other windows
+// widen the block into scratch first), so the largest operand is read once,
+// in 16 bits (the tutorial CNN's 11 MB instead of 22 MB read and 22 MB
+// written); the input and the filter gradient are small and are widened and
 // rounded whole. The other case runs the F32 ops on widened copies.
 #include "kernels.hpp"
 
@@ -70,6 +71,10 @@ void pool_filter_gradient_bf16(const HostTensor& x, const HostTensor& pool_x, co
     direct_filter_gradient(
         g, x_floats.data(),
         [&](int64_t first, int64_t last, float* block) {
+          if (max_pool_backward_bf16_on_this_thread(images_of(pool_x, first, last), images_of(pool_dy, first, last),
+                                                    block, attributes.pool)) {
+            return;
+          }
           thread_local std::vector<float> pool_x_floats, pool_dy_floats;
           const HostTensor block_x = widened(images_of(pool_x, first, last), pool_x_floats);
           HostTensor block_gradient = block_x;

@@ -275,16 +275,21 @@ ACCEL_VECTOR_CLONES void max_pool_backward_tiled(const PoolGeometry& g, const fl
 // its first cell. (A function of its own so that its pointers are restrict:
 // written inline in the loop below, GCC could not tell the rows apart and
 // left the channel loop scalar, 4x slower than the general tiled loop.)
-inline void max_pool_gradient_of_window_2x2(const float* __restrict x_top, const float* __restrict x_bottom,
-                                            const float* __restrict grad, float* __restrict dx_top,
+// S: the storage type of x and the gradient (float or bf16_t, widened as
+// read); the gradient cells are written as floats (each one of the given
+// gradients or zero, so a bf16 gradient's values are kept exactly).
+template <typename S>
+inline void max_pool_gradient_of_window_2x2(const S* __restrict x_top, const S* __restrict x_bottom,
+                                            const S* __restrict grad, float* __restrict dx_top,
                                             float* __restrict dx_bottom, int64_t c_count) {
   constexpr float kLowest = -std::numeric_limits<float>::infinity();
   for (int64_t c = 0; c < c_count; ++c) {
-    const float a = x_top[c], b = x_top[c_count + c], d = x_bottom[c], e = x_bottom[c_count + c];
+    const float a = widen(x_top[c]), b = widen(x_top[c_count + c]), d = widen(x_bottom[c]),
+                e = widen(x_bottom[c_count + c]);
     const float best = max_of_four(a, b, d, e);
     // `remaining` holds the gradient until the first cell equal to the maximum takes it.
     const bool a_takes = (a == best) | !(best > kLowest);
-    float remaining = grad[c];
+    float remaining = widen(grad[c]);
     dx_top[c] = a_takes ? remaining : 0.0f;
     remaining = a_takes ? 0.0f : remaining;
     const bool b_takes = b == best;
@@ -297,9 +302,9 @@ inline void max_pool_gradient_of_window_2x2(const float* __restrict x_top, const
   }
 }
 
-ACCEL_VECTOR_CLONES void max_pool_backward_tiled_2x2(const PoolGeometry& g, const float* x_data,
-                                                     const float* dy_data, float* dx_data, int64_t begin,
-                                                     int64_t end) {
+template <typename S>
+ACCEL_VECTOR_CLONES void max_pool_backward_tiled_2x2(const PoolGeometry& g, const S* x_data, const S* dy_data,
+                                                     float* dx_data, int64_t begin, int64_t end) {
   for_each_window_2x2(g, begin, end, [&](int64_t top, int64_t bottom, int64_t window) {
     max_pool_gradient_of_window_2x2(x_data + top, x_data + bottom, dy_data + window * g.channels, dx_data + top,
                                     dx_data + bottom, g.channels);
@@ -359,6 +364,17 @@ void max_pool_backward_on_this_thread(const HostTensor& x, const HostTensor& dy,
   max_pool_backward_split(x, dy, dx, attributes,
                           [](int64_t count, int64_t, const auto& body) { body(int64_t{0}, count); });
 }
+
+bool max_pool_backward_bf16_on_this_thread(const HostTensor& x, const HostTensor& dy, float* dx,
+                                           const AccelPoolAttributes& attributes) {
+  const PoolGeometry g = geometry_of(x, dy, attributes);
+  if (x.dtype != ACCEL_DTYPE_BF16 || dy.dtype != ACCEL_DTYPE_BF16 || !windows_are_tiling_2x2(g, attributes)) {
+    return false;
+  }
+  max_pool_backward_tiled_2x2(g, data_of<const bf16_t>(x), data_of<const bf16_t>(dy), dx, 0, g.batch * g.out_h);
+  return true;
+}
+
 
 void avg_pool(const HostTensor& x, const HostTensor& y, const AccelPoolAttributes& attributes) {
   const PoolGeometry g = geometry_of(x, y, attributes);
