@@ -27,6 +27,12 @@
 // relative error stays near 1e-6 for these sizes). ACCEL_CPU_WINOGRAD=0 keeps
 // every convolution direct, =onednn allows oneDNN's Winograd only.
 //
+// BF16 operands (execute() passes them on CPUs with AVX512_BF16 or AMX only)
+// run on oneDNN's bf16 kernels in the same NHWC layouts, never on Winograd
+// (float32 only) or the paths of accel's own: the direct bf16 kernels
+// measured faster than float32 Winograd on every 3x3 stride-1 layer of the
+// small ResNet (docs/PERFORMANCE.md, "Mixed precision on the CPU").
+//
 // Epilogues: CONV2D adds its bias and applies its activation inside the
 // primitive (oneDNN's bias argument and eltwise post-op), so the output is
 // written once; a RELU_MASK, and every epilogue of CONV2D_BACKWARD_INPUT
