@@ -172,14 +172,17 @@ bool prefers_jit_bf16(const ConvGeometry& g, const Formulation& f) {
 }
 
 // The forward primitive description of `desc`: oneDNN's first choice, or
-// with `prefer_jit_bf16` its first jit_bf16 implementation when it offers one.
-// (The iteration runs here, while `desc` and `attributes` live: oneDNN's
-// iterator reads them when it tries the next implementation.)
+// with `prefer_jit_bf16` its first jit_bf16 implementation when it offers one
+// and its first choice is the AVX512_BF16 brgconv measured against it (an
+// AMX CPU's brgconv was not). (The iteration runs here, while `desc` and
+// `attributes` live: oneDNN's iterator reads them when it tries the next
+// implementation.)
 template <typename Desc>
 dnnl::convolution_forward::primitive_desc chosen_forward(const Desc& desc, const dnnl::primitive_attr& attributes,
                                                          bool prefer_jit_bf16) {
   if (prefer_jit_bf16) {
     dnnl::convolution_forward::primitive_desc candidate(desc, attributes, onednn_engine());
+    if (std::string(candidate.impl_info_str()) != "brgconv:avx512_core_bf16") return candidate;
     do {
       if (std::string(candidate.impl_info_str()).rfind("jit_bf16", 0) == 0) return candidate;
     } while (candidate.next_impl());
