@@ -54,24 +54,6 @@ void expect_per_feature(const HostTensor& tensor, int64_t features, const char* 
   }
 }
 
-// A per-feature operand in float (F32 as it is; a BF16 one widened).
-std::vector<float> per_feature_values(const HostTensor& tensor) {
-  std::vector<float> values(static_cast<size_t>(element_count(tensor)));
-  HostTensor view = tensor;
-  view.dtype = ACCEL_DTYPE_F32;
-  view.data = values.data();
-  cast(tensor, view);
-  return values;
-}
-
-// Stores float per-feature results into `tensor`, rounded to its dtype.
-void store_per_feature(const std::vector<float>& values, const HostTensor& tensor) {
-  HostTensor view = tensor;
-  view.dtype = ACCEL_DTYPE_F32;
-  view.data = const_cast<float*>(values.data());
-  cast(view, tensor);
-}
-
 // Calls body(S{}) with S the storage type of the activations: float or bf16_t.
 template <typename Body>
 void with_activation_type(AccelDType dtype, const char* op, const Body& body) {
@@ -195,8 +177,12 @@ void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& 
   }
   if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
   const int64_t features = shape.features;
-  const std::vector<float> gamma = per_feature_values(scale), beta = per_feature_values(offset);
-  std::vector<float> mean_out(static_cast<size_t>(features)), variance_out(static_cast<size_t>(features));
+  // Per-feature operands and results in float (F32 or BF16 where they are stored).
+  std::vector<float> gamma, beta, mean_out, variance_out;
+  float_copy_of(scale, gamma);
+  float_copy_of(offset, beta);
+  const HostTensor mean_float = float_tensor_like(mean, mean_out);
+  const HostTensor variance_float = float_tensor_like(variance, variance_out);
   std::vector<float> multiplier(static_cast<size_t>(features)), addend(static_cast<size_t>(features));
   with_activation_type(x.dtype, kOp, [&](auto storage) {
     using S = decltype(storage);
@@ -220,8 +206,8 @@ void batch_norm(const HostTensor& x, const HostTensor& scale, const HostTensor& 
       normalize_rows(in, multiplier.data(), addend.data(), first, last, features, out);
     });
   });
-  store_per_feature(mean_out, mean);
-  store_per_feature(variance_out, variance);
+  cast(mean_float, mean);
+  cast(variance_float, variance);
 }
 
 void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const HostTensor> outputs,
@@ -239,9 +225,13 @@ void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const Hos
   if (!(attributes.epsilon > 0.0)) invalid(std::string(kOp) + ": epsilon must be positive");
   if (dy.dtype != x.dtype || outputs[0].dtype != x.dtype) invalid(std::string(kOp) + ": dy, x and dx dtypes differ");
   const int64_t features = shape.features;
-  const std::vector<float> gamma = per_feature_values(inputs[2]), mean = per_feature_values(inputs[3]),
-                           variance = per_feature_values(inputs[4]);
-  std::vector<float> dscale(static_cast<size_t>(features)), doffset(static_cast<size_t>(features));
+  // Per-feature operands and results in float (F32 or BF16 where they are stored).
+  std::vector<float> gamma, mean, variance, dscale, doffset;
+  float_copy_of(inputs[2], gamma);
+  float_copy_of(inputs[3], mean);
+  float_copy_of(inputs[4], variance);
+  const HostTensor dscale_float = float_tensor_like(outputs[1], dscale);
+  const HostTensor doffset_float = float_tensor_like(outputs[2], doffset);
   with_activation_type(x.dtype, kOp, [&](auto storage) {
     using S = decltype(storage);
     const S* gradient = data_of<const S>(dy);
@@ -271,8 +261,8 @@ void batch_norm_backward(std::span<const HostTensor> inputs, std::span<const Hos
       input_gradient_rows(gradient, in, mean.data(), a.data(), b.data(), d.data(), first, last, features, out);
     });
   });
-  store_per_feature(dscale, outputs[1]);
-  store_per_feature(doffset, outputs[2]);
+  cast(dscale_float, outputs[1]);
+  cast(doffset_float, outputs[2]);
 }
 
 }  // namespace accel::host_kernels::detail

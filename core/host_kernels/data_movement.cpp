@@ -170,6 +170,20 @@ void cast(const HostTensor& x, const HostTensor& y) {
   });
 }
 
+HostTensor float_tensor_like(const HostTensor& like, std::vector<float>& storage) {
+  HostTensor tensor = like;
+  tensor.dtype = ACCEL_DTYPE_F32;
+  storage.resize(static_cast<size_t>(element_count(like)));
+  tensor.data = storage.data();
+  return tensor;
+}
+
+HostTensor float_copy_of(const HostTensor& tensor, std::vector<float>& storage) {
+  const HostTensor copy = float_tensor_like(tensor, storage);
+  cast(tensor, copy);
+  return copy;
+}
+
 void fill(const HostTensor& y, double value) {
   uint64_t bytes = 0;
   encode_scalar(value, y.dtype, &bytes);

@@ -9,6 +9,7 @@
 #include "kernel_support.hpp"
 
 #include <functional>
+#include <vector>
 
 namespace accel::host_kernels::detail {
 
@@ -29,6 +30,11 @@ void sparse_softmax_cross_entropy(const HostTensor& logits, const HostTensor& la
 
 // data_movement.cpp: creation, casts and layout changes (dtype-generic by size).
 void cast(const HostTensor& x, const HostTensor& y);
+// Float working copies for a kernel that computes in float on 16-bit operands
+// it reads itself: a float32 tensor of `like`'s shape over `storage` (resized
+// to fit, not initialized), and one holding `tensor`'s values (by cast).
+HostTensor float_tensor_like(const HostTensor& like, std::vector<float>& storage);
+HostTensor float_copy_of(const HostTensor& tensor, std::vector<float>& storage);
 void fill(const HostTensor& y, double value);
 void random(AccelOp op, const HostTensor& y, const AccelRandomAttributes& attributes);
 void transpose(const HostTensor& x, const HostTensor& y, const int32_t* permutation);

@@ -35,30 +35,15 @@ HostTensor images_of(const HostTensor& tensor, int64_t first, int64_t last) {
   return part;
 }
 
-// A float copy of a BF16 tensor (or of images of one) in `storage`, and the
-// tensor that views it.
-HostTensor widened(const HostTensor& tensor, std::vector<float>& storage) {
-  HostTensor copy = tensor;
-  copy.dtype = ACCEL_DTYPE_F32;
-  storage.resize(static_cast<size_t>(element_count(tensor)));
-  copy.data = storage.data();
-  const bf16_t* __restrict source = data_of<const bf16_t>(tensor);
-  float* __restrict destination = storage.data();
-  for (size_t i = 0; i < storage.size(); ++i) destination[i] = sdk::bf16_to_float(source[i].bits);
-  return copy;
-}
-
 void pool_filter_gradient_bf16(const HostTensor& x, const HostTensor& pool_x, const HostTensor& pool_dy,
                                const HostTensor& dfilter, const AccelPoolFilterGradientAttributes& attributes,
                                EpilogueRounding rounding) {
   for (const HostTensor* operand : {&x, &pool_x, &pool_dy}) {
     if (operand->dtype != ACCEL_DTYPE_BF16) invalid("operands must all be bfloat16");
   }
-  std::vector<float> x_floats, dfilter_floats(static_cast<size_t>(element_count(dfilter)));
-  HostTensor dfilter_float = dfilter;
-  dfilter_float.dtype = ACCEL_DTYPE_F32;
-  dfilter_float.data = dfilter_floats.data();
-  const HostTensor x_float = widened(x, x_floats);
+  std::vector<float> x_floats, dfilter_floats;
+  const HostTensor x_float = float_copy_of(x, x_floats);
+  const HostTensor dfilter_float = float_tensor_like(dfilter, dfilter_floats);
   const ConvGeometry g = convolution_geometry(ACCEL_OP_CONV2D_BACKWARD_FILTER, x, pool_x, dfilter,
                                               attributes.convolution);
   if (filter_gradient_is_direct(g) && element_count(x) > 0 && element_count(pool_x) > 0 &&
@@ -76,17 +61,17 @@ void pool_filter_gradient_bf16(const HostTensor& x, const HostTensor& pool_x, co
             return;
           }
           thread_local std::vector<float> pool_x_floats, pool_dy_floats;
-          const HostTensor block_x = widened(images_of(pool_x, first, last), pool_x_floats);
+          const HostTensor block_x = float_copy_of(images_of(pool_x, first, last), pool_x_floats);
           HostTensor block_gradient = block_x;
           block_gradient.data = block;
-          max_pool_backward_on_this_thread(block_x, widened(images_of(pool_dy, first, last), pool_dy_floats),
+          max_pool_backward_on_this_thread(block_x, float_copy_of(images_of(pool_dy, first, last), pool_dy_floats),
                                            block_gradient, attributes.pool);
         },
         dfilter_floats.data());
   } else {
     std::vector<float> pool_x_floats, pool_dy_floats;
-    pool_filter_gradient(x_float, widened(pool_x, pool_x_floats), widened(pool_dy, pool_dy_floats), dfilter_float,
-                         attributes, rounding);
+    pool_filter_gradient(x_float, float_copy_of(pool_x, pool_x_floats), float_copy_of(pool_dy, pool_dy_floats),
+                         dfilter_float, attributes, rounding);
   }
   cast(dfilter_float, dfilter);
 }
